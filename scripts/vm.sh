@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot an installed kernel with virtme-ng and run a command in it, as root,
+# in the repository directory, with ftv.ko loaded first.
+#
+#	scripts/vm.sh [-k KERNEL] [-o OUTDIR] [--no-load] [--] CMD [ARG...]
+#
+# -k KERNEL   version or prefix, resolved by scripts/kernel.sh (default
+#             $KVER, else $FTV_KERNEL, else 6.1)
+# -o OUTDIR   where the guest writes its results (default .vm-out); the
+#             only directory the guest can write back to the host:
+#               output.log  the command's stdout and stderr
+#               rc          its exit code
+#               load.log    what loading the module printed
+#               dmesg.log   the guest's kernel log at the end
+#               console.log everything the VM printed (host side)
+# --no-load   do not load ftv.ko before running CMD
+#
+# The guest's / is the host's, read-only; /tmp is a throwaway overlay.
+# The exit status is CMD's, or 125 if the VM did not get to report one.
+#
+# Environment: FTV_KVM (auto, 0 or 1; default auto: use KVM if a probe boot
+# with it works), FTV_VM_CPUS (2), FTV_VM_MEMORY (2G), FTV_VM_TIMEOUT
+# (seconds for the whole boot, default 2700), FTV_NO_VM=1 (run CMD on this
+# host instead, loading the module into the running kernel).
+
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+kernel=${KVER:-${FTV_KERNEL:-6.1}}
+out=$ROOT/.vm-out
+load=1
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k) kernel=$2; shift 2 ;;
+	-o) out=$2; shift 2 ;;
+	--no-load) load=0; shift ;;
+	--) shift; break ;;
+	-h | --help) sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [ $# -eq 0 ]; then
+	echo "vm.sh: no command given" >&2
+	exit 2
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/output.log" "$out/rc" "$out/load.log" "$out/dmesg.log" \
+	"$out/console.log"
+rm -rf "$out/logs"
+mkdir -p "$out/logs"
+# Keep the results out of git status without touching .gitignore.
+[ -f "$out/.gitignore" ] || echo '*' >"$out/.gitignore"
+
+guest_cmd=$(printf '%q ' "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$@")
+
+if [ "${FTV_NO_VM:-0}" = 1 ]; then
+	echo "vm.sh: FTV_NO_VM=1, running on this host ($(uname -r))"
+	set +e
+	bash -c "$guest_cmd" 2>&1 | tee "$out/console.log"
+	rc=${PIPESTATUS[0]}
+	exit "$rc"
+fi
+
+ver=$("$ROOT/scripts/kernel.sh" "$kernel")
+image=/boot/vmlinuz-$ver
+
+if ! command -v vng >/dev/null 2>&1; then
+	echo "vm.sh: vng (virtme-ng) not found; run scripts/deps.sh" >&2
+	exit 125
+fi
+
+vng_args=(-r "$image" --cpus "${FTV_VM_CPUS:-2}"
+	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out")
+
+# KVM is used only when a short probe boot with it succeeds: /dev/kvm can
+# exist and still fail in qemu (nested virtualisation without the MSRs
+# qemu wants, for example).
+kvm=${FTV_KVM:-auto}
+if [ "$kvm" = auto ]; then
+	kvm=0
+	if [ -w /dev/kvm ] &&
+	   timeout -k 5 120 vng -r "$image" --cpus 1 --memory 512M -- true \
+		</dev/null >/dev/null 2>&1; then
+		kvm=1
+	fi
+fi
+[ "$kvm" = 1 ] || vng_args+=(--disable-kvm)
+
+echo "vm.sh: booting $ver ($([ "$kvm" = 1 ] && echo KVM || echo "software emulation, no KVM"))"
+set +e
+# timeout signals its whole process group, so qemu goes down with vng.
+timeout -k 10 "${FTV_VM_TIMEOUT:-2700}" vng "${vng_args[@]}" -- "$guest_cmd" \
+	</dev/null 2>&1 | tee "$out/console.log"
+vng_rc=${PIPESTATUS[0]}
+set -e
+
+if [ ! -f "$out/rc" ]; then
+	if [ "$vng_rc" -eq 124 ] || [ "$vng_rc" -eq 137 ]; then
+		echo "vm.sh: the VM did not finish within ${FTV_VM_TIMEOUT:-2700}s" >&2
+	fi
+	echo "vm.sh: the guest did not report an exit code (vng exit $vng_rc);" \
+		"it probably crashed: see $out/console.log" >&2
+	exit 125
+fi
+exit "$(cat "$out/rc")"
