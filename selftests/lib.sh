@@ -1,0 +1,389 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the ftv selftests, sourced by every test_*.sh:
+#  - KTAP output (ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_check,
+#    ktap_bail, ktap_finish) with kselftest exit codes 0 pass, 1 fail, 4 skip
+#  - network namespaces with names unique to the sourcing script ($$)
+#  - wait_for: poll a condition with a deadline instead of sleeping
+#  - cleanup: one EXIT trap that undoes everything the helpers set up
+#  - ftv_load_module: load ftv.ko and its dependencies (also used by
+#    scripts/vm-guest.sh before the tests run)
+#
+# A test script looks like:
+#	. "$(dirname "$0")/lib.sh"
+#	trap cleanup EXIT
+#	ktap_plan 3
+#	ns_create A; ...
+#	ktap_check "device can be created" nsx "$A" ip link add ...
+#	ktap_finish
+
+FTV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FTV_KO=${FTV_KO:-$FTV_ROOT/module/ftv.ko}
+FTVCTL=${FTVCTL:-$FTV_ROOT/tools/ftvctl/ftvctl}
+FTVNL=${FTVNL:-$FTV_ROOT/selftests/ftvnl.py}
+PYTHON=${PYTHON:-python3}
+
+# kselftest exit codes
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+KTAP_PLANNED=0
+KTAP_COUNT=0
+KTAP_FAILED=0
+KTAP_SKIPPED=0
+
+# ---------------------------------------------------------------- KTAP
+
+ktap_plan()
+{
+	KTAP_PLANNED=$1
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+# ktap_diag MSG... : a diagnostic line; with no argument, stdin line by line
+ktap_diag()
+{
+	if [ $# -gt 0 ]; then
+		echo "# $*"
+	else
+		sed 's/^/# /'
+	fi
+}
+
+ktap_ok()
+{
+	KTAP_COUNT=$((KTAP_COUNT + 1))
+	echo "ok $KTAP_COUNT $*"
+}
+
+ktap_fail()
+{
+	KTAP_COUNT=$((KTAP_COUNT + 1))
+	KTAP_FAILED=$((KTAP_FAILED + 1))
+	echo "not ok $KTAP_COUNT $*"
+}
+
+# ktap_skip DESC REASON
+ktap_skip()
+{
+	KTAP_COUNT=$((KTAP_COUNT + 1))
+	KTAP_SKIPPED=$((KTAP_SKIPPED + 1))
+	echo "ok $KTAP_COUNT $1 # SKIP ${2:-}"
+}
+
+# ktap_result DESC RC : ok if RC is 0
+ktap_result()
+{
+	if [ "$2" -eq 0 ]; then
+		ktap_ok "$1"
+	else
+		ktap_fail "$1"
+	fi
+}
+
+# ktap_check DESC CMD... : run CMD; ok if it succeeds, otherwise not ok
+# followed by CMD's output as diagnostics. Returns CMD's status.
+ktap_check()
+{
+	local desc=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ktap_ok "$desc"
+	else
+		ktap_fail "$desc"
+		ktap_diag "command: $*"
+		ktap_diag "exit code: $rc"
+		[ -n "$out" ] && ktap_diag <<<"$out"
+	fi
+	return "$rc"
+}
+
+# ktap_check_fails DESC CMD... : ok if CMD fails
+ktap_check_fails()
+{
+	local desc=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		ktap_ok "$desc"
+		return 0
+	fi
+	ktap_fail "$desc"
+	ktap_diag "command unexpectedly succeeded: $*"
+	[ -n "$out" ] && ktap_diag <<<"$out"
+	return 1
+}
+
+# ktap_eq DESC EXPECTED ACTUAL
+ktap_eq()
+{
+	if [ "$2" = "$3" ]; then
+		ktap_ok "$1"
+		return 0
+	fi
+	ktap_fail "$1"
+	ktap_diag "expected: '$2'"
+	ktap_diag "actual:   '$3'"
+	return 1
+}
+
+# ktap_bail REASON : setup failed; the remaining planned tests are not run
+# (run.sh counts them as failed).
+ktap_bail()
+{
+	echo "Bail out! $*"
+	exit "$KSFT_FAIL"
+}
+
+# ktap_skip_all REASON : the whole script cannot run here.
+ktap_skip_all()
+{
+	echo "TAP version 13"
+	echo "1..0 # SKIP $*"
+	exit "$KSFT_SKIP"
+}
+
+# ktap_finish : totals and exit code. Call at the end of every script.
+ktap_finish()
+{
+	local pass=$((KTAP_COUNT - KTAP_FAILED - KTAP_SKIPPED))
+
+	if [ "$KTAP_COUNT" -ne "$KTAP_PLANNED" ]; then
+		ktap_diag "planned $KTAP_PLANNED tests but ran $KTAP_COUNT"
+		KTAP_FAILED=$((KTAP_FAILED + 1))
+	fi
+	echo "# Totals: pass:$pass fail:$KTAP_FAILED xfail:0 xpass:0 skip:$KTAP_SKIPPED error:0"
+	if [ "$KTAP_FAILED" -gt 0 ]; then
+		exit "$KSFT_FAIL"
+	elif [ "$KTAP_SKIPPED" -gt 0 ] && [ "$pass" -eq 0 ]; then
+		exit "$KSFT_SKIP"
+	fi
+	exit "$KSFT_PASS"
+}
+
+# ---------------------------------------------------------------- waiting
+
+# wait_for TIMEOUT CMD... : run CMD every 0.1 s until it succeeds or
+# TIMEOUT seconds (may be fractional) have passed. Returns 0 if it
+# succeeded in time, 1 if not.
+wait_for()
+{
+	local timeout=$1 now deadline
+	shift
+	# $EPOCHREALTIME is "seconds.microseconds"; compare in microseconds.
+	now=${EPOCHREALTIME/./}
+	deadline=$((now + $(awk -v t="$timeout" 'BEGIN { printf "%d", t * 1000000 }')))
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		now=${EPOCHREALTIME/./}
+		[ "$now" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+# ---------------------------------------------------------------- cleanup
+
+FTV_NAMESPACES=()
+FTV_PIDS=()
+FTV_DEFERRED=()
+FTV_TMP=
+
+# defer CMD... : run CMD (a single string, eval'd) at cleanup, last
+# deferred first.
+defer()
+{
+	FTV_DEFERRED+=("$*")
+}
+
+# bg_track PID : kill PID at cleanup if it is still running
+bg_track()
+{
+	FTV_PIDS+=("$1")
+}
+
+cleanup()
+{
+	local i pid ns
+
+	for ((i = ${#FTV_DEFERRED[@]} - 1; i >= 0; i--)); do
+		eval "${FTV_DEFERRED[$i]}" >/dev/null 2>&1
+	done
+	for pid in "${FTV_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	for ns in "${FTV_NAMESPACES[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "$FTV_TMP" ] && rm -rf "$FTV_TMP"
+	return 0
+}
+
+# tmpdir : a private directory removed at cleanup; sets FTV_TMP
+tmpdir()
+{
+	[ -n "$FTV_TMP" ] || FTV_TMP=$(mktemp -d /tmp/ftv-selftest.XXXXXX)
+}
+
+# ---------------------------------------------------------------- netns
+
+# ns_create VAR... : for each VAR, create a namespace named
+# ftv-<script>-<var>-<pid>, store its name in $VAR, bring lo up.
+ns_create()
+{
+	local var name base
+
+	base=$(basename "$0" .sh)
+	base=${base#test_}
+	for var in "$@"; do
+		name="ftv-$base-$var-$$"
+		ip netns add "$name" || return 1
+		FTV_NAMESPACES+=("$name")
+		ip -n "$name" link set lo up || return 1
+		printf -v "$var" '%s' "$name"
+	done
+}
+
+# nsx NS CMD... : run CMD in namespace NS
+nsx()
+{
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# veth_pair NS1 IF1 NS2 IF2 : a veth pair between two namespaces, both up
+veth_pair()
+{
+	ip link add name "$2" netns "$1" type veth peer name "$4" netns "$3" &&
+		ip -n "$1" link set "$2" up &&
+		ip -n "$3" link set "$4" up
+}
+
+# ---------------------------------------------------------------- ftv
+
+# ftv_load_module : (re)load $FTV_KO after the modules it depends on, with
+# its pr_debug messages enabled.
+ftv_load_module()
+{
+	local ko=$FTV_KO dep deps
+
+	if [ ! -f "$ko" ]; then
+		echo "ftv_load_module: $ko does not exist (make module?)" >&2
+		return 1
+	fi
+	ftv_unload_module || return 1
+	deps=$(modinfo -F depends "$ko") || return 1
+	for dep in ${deps//,/ }; do
+		modprobe "$dep" || return 1
+	done
+	insmod "$ko" dyndbg=+p
+}
+
+ftv_unload_module()
+{
+	[ -d /sys/module/ftv ] || return 0
+	rmmod ftv
+}
+
+ftv_module_loaded()
+{
+	[ -d /sys/module/ftv ]
+}
+
+# ftv_require : bail out unless the module is loaded and ftvctl exists.
+# A missing module is a failure, not a skip: it is what is being tested.
+ftv_require()
+{
+	if ! ftv_module_loaded; then
+		ftv_load_module >/dev/null 2>&1 ||
+			ktap_bail "ftv module is not loaded and could not be loaded from $FTV_KO"
+	fi
+	if [ "${1:-}" != noftvctl ] && [ ! -x "$FTVCTL" ]; then
+		ktap_bail "ftvctl not found at $FTVCTL (make tools?)"
+	fi
+}
+
+# ftvctl ARGS... : the tool under test
+ftvctl()
+{
+	"$FTVCTL" "$@"
+}
+
+# ftvnl ARGS... : the raw netlink client
+ftvnl()
+{
+	"$PYTHON" "$FTVNL" "$@"
+}
+
+# ftvnl_in NS ARGS... : the raw netlink client in namespace NS
+ftvnl_in()
+{
+	local ns=$1
+	shift
+	nsx "$ns" "$PYTHON" "$FTVNL" "$@"
+}
+
+# ftv_keypair NAME : NAME.key (private) and NAME.pub in $FTV_TMP; echoes
+# nothing, sets nothing: read "$FTV_TMP/NAME.pub".
+ftv_keypair()
+{
+	tmpdir
+	ftvctl genkey >"$FTV_TMP/$1.key" || return 1
+	ftvctl pubkey <"$FTV_TMP/$1.key" >"$FTV_TMP/$1.pub" || return 1
+	[ -s "$FTV_TMP/$1.pub" ]
+}
+
+pubkey_of()
+{
+	cat "$FTV_TMP/$1.pub"
+}
+
+# ftv_json NS DEV PYEXPR : evaluate PYEXPR over `ftvctl show DEV --json`
+# parsed as j (d is j[DEV]) and print the result.
+ftv_json()
+{
+	local ns=$1 dev=$2 expr=$3
+
+	nsx "$ns" "$FTVCTL" show "$dev" --json |
+		"$PYTHON" -c '
+import json, sys
+j = json.load(sys.stdin)
+d = j[sys.argv[1]]
+print(eval(sys.argv[2]))
+' "$dev" "$expr"
+}
+
+# ftv_peer_json NS DEV PUBKEY PYEXPR : PYEXPR over the peer object p
+ftv_peer_json()
+{
+	local ns=$1 dev=$2 pub=$3 expr=$4
+
+	nsx "$ns" "$FTVCTL" show "$dev" --json |
+		"$PYTHON" -c '
+import json, sys
+j = json.load(sys.stdin)
+p = [p for p in j[sys.argv[1]]["peers"] if p["public_key"] == sys.argv[2]][0]
+print(eval(sys.argv[3]))
+' "$dev" "$pub" "$expr"
+}
+
+# kmsg_mark : write a marker into the kernel log; prints the marker text
+kmsg_mark()
+{
+	local mark
+	mark="ftv-selftest: $(basename "$0") $$ mark $RANDOM$RANDOM"
+	echo "$mark" >/dev/kmsg
+	echo "$mark"
+}
+
+# dmesg_since MARK : the kernel log after MARK
+dmesg_since()
+{
+	dmesg | awk -v m="$1" 'found { print } index($0, m) { found = 1 }'
+}

@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the ftv selftests and count their KTAP results.
+#
+#	selftests/run.sh [TEST...]
+#
+# Without arguments it runs TEST_PROGS from the environment, or every
+# selftests/test_*.sh. Each script's own KTAP output is printed indented
+# with "# " (as the kselftest runner does), followed by one "ok"/"not ok"
+# line per script. The count is over the test cases inside the scripts:
+# a planned case that never reported (a crash or a "Bail out!") counts as
+# failed, and so does a script that failed without reporting a failure.
+# After the scripts, the kernel log is checked for warnings, oopses and
+# lockdep splats; that check counts as one more case. The last line is
+# always "N passed, N failed"; the exit status is 1 if anything failed.
+#
+# Environment: TEST_PROGS (list of scripts), FTV_TEST_TIMEOUT (seconds per
+# script, default 600), FTV_LOG_DIR (if set, each script's output is also
+# saved there as NAME.log).
+
+set -u
+
+cd "$(dirname "$0")" || exit 1
+
+TIMEOUT=${FTV_TEST_TIMEOUT:-600}
+LOG_DIR=${FTV_LOG_DIR:-}
+
+if [ $# -gt 0 ]; then
+	tests=("$@")
+elif [ -n "${TEST_PROGS:-}" ]; then
+	read -r -a tests <<<"$TEST_PROGS"
+else
+	tests=(test_*.sh)
+fi
+
+total_pass=0
+total_fail=0
+total_skip=0
+
+# count_results FILE RC : prints "pass fail skip" for one script's output
+count_results()
+{
+	awk -v rc="$2" '
+		/^1\.\.[0-9]+/ && !plan { plan = substr($1, 4) + 0; have_plan = 1 }
+		/^ok [0-9]+/ {
+			n++
+			if ($0 ~ /# *SKIP/) skip++; else pass++
+		}
+		/^not ok [0-9]+/ { n++; fail++ }
+		END {
+			if (have_plan && n < plan) fail += plan - n
+			if (rc == 4 && n == 0) skip++
+			else if (rc != 0 && rc != 4 && fail == 0) fail++
+			else if (!have_plan && n == 0 && rc == 0) fail++
+			printf "%d %d %d\n", pass, fail, skip
+		}' "$1"
+}
+
+# The kernel log is checked from here on.
+mark="ftv-selftest-run: start $$ $RANDOM"
+echo "$mark" >/dev/kmsg 2>/dev/null
+
+echo "TAP version 13"
+echo "1..$((${#tests[@]} + 1))"
+
+i=0
+for t in "${tests[@]}"; do
+	i=$((i + 1))
+	name=$(basename "$t")
+	out=$(mktemp /tmp/ftv-run.XXXXXX)
+	echo "# selftests: ftv: $name"
+	start=$SECONDS
+	timeout --foreground -k 10 "$TIMEOUT" bash "./$name" </dev/null >"$out" 2>&1
+	rc=$?
+	sed 's/^/# /' "$out"
+	[ -n "$LOG_DIR" ] && cp "$out" "$LOG_DIR/${name%.sh}.log"
+	read -r p f s < <(count_results "$out" "$rc")
+	rm -f "$out"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+	echo "# $name: $p passed, $f failed, $s skipped, exit $rc, $((SECONDS - start))s"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "# $name: TIMEOUT after ${TIMEOUT}s"
+	fi
+	if [ "$rc" -eq 4 ] && [ "$f" -eq 0 ]; then
+		echo "ok $i selftests: ftv: $name # SKIP"
+	elif [ "$rc" -eq 0 ] && [ "$f" -eq 0 ]; then
+		echo "ok $i selftests: ftv: $name"
+	else
+		echo "not ok $i selftests: ftv: $name"
+	fi
+done
+
+# Anything the tests made the kernel complain about is a failure even if
+# every script passed.
+i=$((i + 1))
+echo "# selftests: ftv: kernel log"
+bad=$(dmesg 2>/dev/null | awk -v m="$mark" 'found { print } index($0, m) { found = 1 }' |
+	grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|possible circular locking|suspicious RCU usage|sleeping function called|stack-protector|list_(add|del) corruption|INFO: task .* blocked' |
+	head -n 40)
+if [ -z "$bad" ]; then
+	echo "ok $i selftests: ftv: kernel log has no warnings or oopses"
+	total_pass=$((total_pass + 1))
+else
+	while IFS= read -r line; do echo "# $line"; done <<<"$bad"
+	echo "not ok $i selftests: ftv: kernel log has no warnings or oopses"
+	total_fail=$((total_fail + 1))
+fi
+
+echo "# Totals: pass:$total_pass fail:$total_fail skip:$total_skip"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
