@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ftv top-level Makefile.
+#
+#   make [KDIR=...] [W=1] [C=1|2]   build module/ftv.ko and tools/ftvctl/ftvctl
+#   make install [DESTDIR=...] [PREFIX=...]
+#   make check [KVER=6.12 | FTV_KERNEL=6.12] [TEST_PROGS="test_ping.sh"]
+#                                   selftests in a VM (default: Debian's 6.1)
+#   make demo                       two namespaces talking through ftv, in a VM
+#   make check-style                checkpatch --strict, kernel-doc, shellcheck
+#   make clean
+#
+# FTV_NO_VM=1 makes check and demo run on this host's running kernel
+# instead of booting a VM (for machines that can load modules).
+
+# The running kernel's headers if installed, else the newest ones there are.
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell d=/lib/modules/$$(uname -r)/build; \
+	if [ -d "$$d" ]; then echo "$$d"; \
+	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
+endif
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+# W=, C= and V= go to kbuild as given.
+KBUILD := $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(W),W=$(W)) $(if $(C),C=$(C)) \
+	  $(if $(V),V=$(V))
+
+LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
+STYLE_DIR := .cache/linux-source-6.1
+CHECKPATCH := $(STYLE_DIR)/scripts/checkpatch.pl
+KERNEL_DOC ?= $(firstword $(wildcard /usr/src/linux-kbuild-6.1/scripts/kernel-doc) kernel-doc)
+MODULE_SRCS = $(sort $(shell find module -name '*.[ch]' 2>/dev/null))
+SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
+
+.PHONY: all module tools clean install check demo check-style
+
+all: module tools
+
+module:
+	@test -d "$(KDIR)" || { echo "No kernel headers found (KDIR='$(KDIR)');" \
+		"run scripts/deps.sh or pass KDIR=." >&2; exit 1; }
+	$(KBUILD) modules
+
+tools:
+	$(MAKE) -C tools/ftvctl
+
+install: module tools
+	$(KBUILD) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(MAKE) -C tools/ftvctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+clean:
+	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	if [ -f tools/ftvctl/Makefile ]; then $(MAKE) -C tools/ftvctl clean; fi
+	rm -rf .vm-out
+
+# scripts/check.sh installs what is missing, builds for the test kernel,
+# boots it and ends with "N passed, N failed".
+check:
+	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh check
+
+demo:
+	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh demo
+
+# checkpatch.pl comes from Debian's linux-source-6.1; only the three files
+# it needs are unpacked, once.
+$(CHECKPATCH): $(LINUX_SOURCE_TAR)
+	mkdir -p .cache
+	[ -f .cache/.gitignore ] || echo '*' >.cache/.gitignore
+	tar -xf $(LINUX_SOURCE_TAR) -C .cache \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	touch $@
+
+check-style: $(CHECKPATCH)
+	@rc=0; \
+	echo "== checkpatch --strict (module/)"; \
+	$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(MODULE_SRCS) || rc=1; \
+	echo "== kernel-doc -none (module/)"; \
+	out=$$($(KERNEL_DOC) -none $(MODULE_SRCS) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; rc=1; fi; \
+	echo "== shellcheck"; \
+	shellcheck -x $(SHELL_SCRIPTS) || rc=1; \
+	echo "== python syntax (selftests/*.py)"; \
+	python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
+		selftests/*.py || rc=1; \
+	if [ $$rc -eq 0 ]; then echo "style: clean"; else echo "style: problems above"; fi; \
+	exit $$rc

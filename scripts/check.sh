@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What `make check` and `make demo` do: install dependencies, build ftv.ko
+# for the test kernel and ftvctl, boot that kernel with virtme-ng and run
+# the selftests (or the demo) inside it.
+#
+#	scripts/check.sh [check|demo]
+#
+# Environment: KVER or FTV_KERNEL picks the kernel (a version or prefix
+# for scripts/kernel.sh, default 6.1); FTV_NO_VM=1 runs on this host with
+# its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
+# TEST_PROGS limits which selftests run; MAKE is the make to use.
+#
+# For check, the last line printed is always "N passed, N failed"; a build
+# that fails or a VM that dies before reporting counts as one failure.
+
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+MAKE=${MAKE:-make}
+what=${1:-check}
+failed=0
+
+summary()
+{
+	echo "$1 passed, $2 failed"
+	[ "$2" -eq 0 ]
+	exit
+}
+
+step()
+{
+	echo
+	echo "==== $* ===="
+}
+
+if [ "${FTV_SKIP_DEPS:-0}" != 1 ]; then
+	step "dependencies (scripts/deps.sh)"
+	if ! scripts/deps.sh; then
+		echo "check: scripts/deps.sh failed"
+		[ "$what" = check ] && summary 0 1
+		exit 1
+	fi
+fi
+
+if [ "${FTV_NO_VM:-0}" = 1 ]; then
+	kver=$(uname -r)
+else
+	kver=$(scripts/kernel.sh "${KVER:-${FTV_KERNEL:-6.1}}") || {
+		[ "$what" = check ] && summary 0 1
+		exit 1
+	}
+fi
+
+step "build ftv.ko for $kver"
+if ! $MAKE --no-print-directory module KDIR="/lib/modules/$kver/build"; then
+	echo "check: building the module failed; nothing to test"
+	[ "$what" = check ] && summary 0 1
+	exit 1
+fi
+
+step "build ftvctl"
+if ! $MAKE --no-print-directory tools; then
+	# The module's own tests can still run; the ones that need ftvctl bail.
+	echo "check: building ftvctl failed"
+	failed=1
+fi
+
+if [ "$what" = demo ]; then
+	step "demo in a VM running $kver"
+	scripts/vm.sh -k "$kver" -- selftests/demo.sh
+	exit
+fi
+
+step "selftests in a VM running $kver"
+scripts/vm.sh -k "$kver" -- selftests/run.sh
+rc=$?
+
+out=.vm-out/output.log
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" 2>/dev/null | tail -n 1)
+if [ -n "$last" ]; then
+	pass=${last%% passed*}
+	fail=${last#*passed, }
+	fail=${fail%% failed}
+else
+	# The run did not get to its summary: count what it reported.
+	echo "check: the selftests did not finish (exit $rc); counting what they reported"
+	pass=$(grep -cE '^# ok [0-9]+' "$out" 2>/dev/null)
+	fail=$(grep -cE '^# not ok [0-9]+' "$out" 2>/dev/null)
+	fail=$((${fail:-0} + 1))
+fi
+pass=${pass:-0}
+if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+	fail=1
+fi
+echo "check: logs in .vm-out/ (output.log, dmesg.log, logs/*.log)"
+summary "$pass" $((fail + failed))
