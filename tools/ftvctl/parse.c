@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "encoding.h"
+#include "parse.h"
+#include "util.h"
+
+/* A key file holds one key and maybe a newline; anything longer is wrong. */
+#define KEY_FILE_MAX 256
+
+#define DEFAULT_RESOLUTION_RETRIES 15
+
+/*
+ * strtoul() alone would also take signs, leading blanks and, with base 0,
+ * octal; none of those belong in a port or a mark.
+ */
+static bool parse_ulong(unsigned long *out, const char *s, int base,
+			unsigned long max)
+{
+	char *end;
+
+	if (base == 16 ? !isxdigit((unsigned char)s[0])
+		       : !isdigit((unsigned char)s[0]))
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, base);
+	return !errno && !*end && *out <= max;
+}
+
+bool parse_ifname(char name[IFNAMSIZ], const char *value)
+{
+	size_t len = strlen(value);
+
+	if (!len || len >= IFNAMSIZ) {
+		fprintf(stderr, "%s: \"%s\" is not an interface name (1 to %d characters)\n",
+			PROG_NAME, value, IFNAMSIZ - 1);
+		return false;
+	}
+	memcpy(name, value, len + 1);
+	return true;
+}
+
+enum {
+	ALLOW_OFF = 1 << 0,	/* "off" stands for 0 */
+	ALLOW_HEX = 1 << 1,	/* 0x... */
+};
+
+/* On failure says that @value is not @what. */
+static bool parse_setting(unsigned long *n, const char *value,
+			  unsigned long max, int allow, const char *what)
+{
+	bool ok;
+
+	*n = 0;
+	if ((allow & ALLOW_OFF) && !strcmp(value, "off"))
+		return true;
+	if ((allow & ALLOW_HEX) && value[0] == '0' &&
+	    (value[1] == 'x' || value[1] == 'X'))
+		ok = parse_ulong(n, value + 2, 16, max);
+	else
+		ok = parse_ulong(n, value, 10, max);
+	if (!ok)
+		fprintf(stderr, "%s: \"%s\" is not %s\n", PROG_NAME, value, what);
+	return ok;
+}
+
+bool parse_port(uint16_t *port, const char *value)
+{
+	unsigned long n;
+
+	if (!parse_setting(&n, value, UINT16_MAX, 0,
+			   "a port number (0 to 65535)"))
+		return false;
+	*port = n;
+	return true;
+}
+
+bool parse_fwmark(uint32_t *fwmark, const char *value)
+{
+	unsigned long n;
+
+	if (!parse_setting(&n, value, UINT32_MAX, ALLOW_OFF | ALLOW_HEX,
+			   "a firewall mark (a 32-bit number, 0x for hex, or \"off\")"))
+		return false;
+	*fwmark = n;
+	return true;
+}
+
+bool parse_keepalive(uint16_t *seconds, const char *value)
+{
+	unsigned long n;
+
+	if (!parse_setting(&n, value, UINT16_MAX, ALLOW_OFF,
+			   "a keepalive interval (0 to 65535 seconds, or \"off\")"))
+		return false;
+	*seconds = n;
+	return true;
+}
+
+/*
+ * Splits "host:port" or "[v6-address]:port". A bare IPv6 address would be
+ * ambiguous (which colon starts the port?), so it must be bracketed.
+ */
+static bool split_endpoint(char *host, size_t size, const char **port,
+			   const char *value)
+{
+	const char *start = value, *end, *colon;
+
+	if (value[0] == '[') {
+		start = value + 1;
+		end = strchr(start, ']');
+		if (!end || end[1] != ':')
+			return false;
+		colon = end + 1;
+	} else {
+		colon = strrchr(value, ':');
+		if (!colon || memchr(value, ':', colon - value))
+			return false;
+		end = colon;
+	}
+	if (end == start || (size_t)(end - start) >= size)
+		return false;
+	memcpy(host, start, end - start);
+	host[end - start] = '\0';
+	*port = colon + 1;
+	return true;
+}
+
+static int resolution_retries(void)
+{
+	const char *env = getenv("FTV_ENDPOINT_RESOLUTION_RETRIES");
+	unsigned long n;
+
+	if (!env || !parse_ulong(&n, env, 10, INT_MAX))
+		return DEFAULT_RESOLUTION_RETRIES;
+	return n;
+}
+
+/*
+ * At boot the resolver may not be reachable yet: a temporary failure is
+ * worth waiting for, an unknown name is not.
+ */
+static int resolve(struct addrinfo **res, const char *host, const char *port,
+		   bool numeric_v6)
+{
+	struct addrinfo hints = {
+		.ai_family = numeric_v6 ? AF_INET6 : AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV | (numeric_v6 ? AI_NUMERICHOST : 0),
+	};
+	int retries = resolution_retries();
+	int ret;
+
+	while ((ret = getaddrinfo(host, port, &hints, res)) == EAI_AGAIN &&
+	       retries-- > 0)
+		sleep(1);
+	return ret;
+}
+
+static bool endpoint_is_usable(const union endpoint *ep, const char *value)
+{
+	const char *problem = NULL;
+
+	if (ep->addr.sa_family != AF_INET && ep->addr.sa_family != AF_INET6)
+		problem = "not an IPv4 or IPv6 address";
+	/* The netlink interface has no room for a scope: refuse, not drop. */
+	else if (ep->addr.sa_family == AF_INET6 && ep->addr6.sin6_scope_id)
+		problem = "scoped IPv6 addresses are not supported";
+	if (problem)
+		fprintf(stderr, "%s: endpoint \"%s\": %s\n",
+			PROG_NAME, value, problem);
+	return !problem;
+}
+
+bool parse_endpoint(union endpoint *ep, const char *value)
+{
+	struct addrinfo *res;
+	unsigned long n;
+	char host[256];
+	const char *port;
+	int ret;
+
+	if (!split_endpoint(host, sizeof(host), &port, value) ||
+	    !parse_ulong(&n, port, 10, UINT16_MAX) || !n) {
+		fprintf(stderr, "%s: \"%s\" is not an endpoint (HOST:PORT, [IPv6]:PORT, port 1 to 65535)\n",
+			PROG_NAME, value);
+		return false;
+	}
+	ret = resolve(&res, host, port, value[0] == '[');
+	if (ret) {
+		fprintf(stderr, "%s: unable to resolve endpoint \"%s\": %s\n",
+			PROG_NAME, value, gai_strerror(ret));
+		return false;
+	}
+	memset(ep, 0, sizeof(*ep));
+	if (res->ai_addrlen <= sizeof(*ep))
+		memcpy(ep, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return endpoint_is_usable(ep, value);
+}
+
+/* Returns NULL on success, or what is wrong with @token. */
+static const char *prefix_from_string(struct allowedip *ip, const char *token)
+{
+	const char *slash = strchr(token, '/');
+	size_t len = slash ? (size_t)(slash - token) : strlen(token);
+	char addr[INET6_ADDRSTRLEN];
+	unsigned long cidr, max;
+
+	if (len >= sizeof(addr))
+		return "not an IPv4 or IPv6 address";
+	memcpy(addr, token, len);
+	addr[len] = '\0';
+	if (inet_pton(AF_INET, addr, &ip->ip4) == 1) {
+		ip->family = AF_INET;
+		max = 32;
+	} else if (inet_pton(AF_INET6, addr, &ip->ip6) == 1) {
+		ip->family = AF_INET6;
+		max = 128;
+	} else {
+		return "not an IPv4 or IPv6 address";
+	}
+	cidr = max;
+	if (slash && !parse_ulong(&cidr, slash + 1, 10, max))
+		return max == 32 ? "the prefix length must be 0 to 32"
+				 : "the prefix length must be 0 to 128";
+	ip->cidr = cidr;
+	return NULL;
+}
+
+static char *trim(char *s)
+{
+	char *end = s + strlen(s);
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+static bool add_allowedip(struct peer *peer, const char *token)
+{
+	struct allowedip *ip = calloc(1, sizeof(*ip));
+	const char *problem;
+
+	if (!ip) {
+		fprintf(stderr, "%s: %s\n", PROG_NAME, strerror(ENOMEM));
+		return false;
+	}
+	problem = prefix_from_string(ip, token);
+	if (problem) {
+		fprintf(stderr, "%s: allowed IP \"%s\": %s\n",
+			PROG_NAME, token, problem);
+		free(ip);
+		return false;
+	}
+	peer_add_allowedip(peer, ip);
+	return true;
+}
+
+/* An empty (or blank) list is valid: with replace it clears the peer's. */
+bool parse_allowedips(struct peer *peer, const char *value)
+{
+	char *copy = strdup(value), *rest, *token;
+	bool ok = true;
+
+	if (!copy) {
+		fprintf(stderr, "%s: %s\n", PROG_NAME, strerror(ENOMEM));
+		return false;
+	}
+	rest = trim(copy);
+	if (!*rest)
+		rest = NULL;	/* nothing to split; strsep() then stops at once */
+	while (ok && (token = strsep(&rest, ","))) {
+		token = trim(token);
+		if (!*token) {
+			fprintf(stderr, "%s: allowed IPs \"%s\": empty entry\n",
+				PROG_NAME, value);
+			ok = false;
+		} else {
+			ok = add_allowedip(peer, token);
+		}
+	}
+	free(copy);
+	return ok;
+}
+
+bool parse_public_key(uint8_t key[FTV_KEY_LEN], const char *value)
+{
+	if (key_from_base64(key, value))
+		return true;
+	fprintf(stderr, "%s: \"%s\" is not a base64 public key (%d characters)\n",
+		PROG_NAME, value, KEY_B64_LEN);
+	return false;
+}
+
+/* Secrets come from files (or stdin), never from argv, where ps shows them. */
+bool read_key_file(uint8_t key[FTV_KEY_LEN], const char *path)
+{
+	bool from_stdin = !strcmp(path, "-") || !strcmp(path, "/dev/stdin");
+	const char *name = from_stdin ? "stdin" : path;
+	FILE *f = from_stdin ? stdin : fopen(path, "r");
+	char buf[KEY_FILE_MAX];
+	bool ok = false;
+	size_t len;
+
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", PROG_NAME, path, strerror(errno));
+		return false;
+	}
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	if (ferror(f)) {
+		fprintf(stderr, "%s: %s: read error\n", PROG_NAME, name);
+		goto out;
+	}
+	buf[len] = '\0';
+	ok = len < sizeof(buf) - 1 && key_from_base64(key, trim(buf));
+	if (!ok)
+		fprintf(stderr, "%s: %s: not a base64 key (%d characters)\n",
+			PROG_NAME, name, KEY_B64_LEN);
+out:
+	sodium_memzero(buf, sizeof(buf));
+	if (!from_stdin)
+		fclose(f);
+	return ok;
+}
