@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The only code that speaks generic netlink: it turns the model into "ftv"
+ * family requests and the kernel's replies back into the model. Failures
+ * are reported here, on stderr, because only this layer sees the kernel's
+ * explanation (the extack message); callers just get a negative errno.
+ */
+#ifndef FTVCTL_IPC_H
+#define FTVCTL_IPC_H
+
+#include "containers.h"
+
+/*
+ * Reads the device called @ifname, or every ftv device of the namespace if
+ * @ifname is NULL, into a list the caller frees with devices_free().
+ */
+int ipc_get_devices(struct device **devices, const char *ifname);
+
+/* Applies the fields of @dev flagged DEVICE_HAS_*; peers are left alone. */
+int ipc_set_device(const struct device *dev);
+
+int ipc_add_peer(const char *ifname, const struct peer *peer);
+int ipc_set_peer(const char *ifname, const struct peer *peer);
+int ipc_del_peer(const char *ifname, const struct peer *peer);
+
+#endif
