@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc.h"
+#include "parse.h"
+#include "subcommands.h"
+#include "util.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: %s set <interface> [private-key <file>] [listen-port <port>] [fwmark <mark>]\n",
+		PROG_NAME);
+}
+
+static bool set_option(struct device *dev, const char *option,
+		       const char *value)
+{
+	if (!strcmp(option, "private-key")) {
+		dev->flags |= DEVICE_HAS_PRIVATE_KEY;
+		return read_key_file(dev->private_key, value);
+	}
+	if (!strcmp(option, "listen-port")) {
+		dev->flags |= DEVICE_HAS_LISTEN_PORT;
+		return parse_port(&dev->listen_port, value);
+	}
+	if (!strcmp(option, "fwmark")) {
+		dev->flags |= DEVICE_HAS_FWMARK;
+		return parse_fwmark(&dev->fwmark, value);
+	}
+	fprintf(stderr, "%s: set: unknown option \"%s\"\n", PROG_NAME, option);
+	usage(stderr);
+	return false;
+}
+
+int set_main(int argc, char **argv)
+{
+	struct device *dev;
+	int i, ret = 1;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 2 || argc % 2) {
+		usage(stderr);
+		return 1;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		perror(PROG_NAME);
+		return 1;
+	}
+	if (!parse_ifname(dev->name, argv[1]))
+		goto out;
+	for (i = 2; i < argc; i += 2)
+		if (!set_option(dev, argv[i], argv[i + 1]))
+			goto out;
+	ret = ipc_set_device(dev) ? 1 : 0;
+out:
+	devices_free(dev);	/* also wipes the private key */
+	return ret;
+}

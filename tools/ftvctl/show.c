@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "encoding.h"
+#include "ipc.h"
+#include "parse.h"
+#include "show.h"
+#include "subcommands.h"
+#include "util.h"
+
+/* The names users see, in text and JSON alike. */
+static const char *const drop_names[DROP_REASONS] = {
+	[DROP_BAD_AUTH] = "bad_auth",
+	[DROP_REPLAY] = "replay",
+	[DROP_MALFORMED] = "malformed",
+	[DROP_NO_SESSION] = "no_session",
+	[DROP_NOT_ALLOWED] = "not_allowed",
+};
+
+static const char *state_name(uint8_t state)
+{
+	switch (state) {
+	case FTV_PEER_STATE_IDLE:
+		return "idle";
+	case FTV_PEER_STATE_CONNECTING:
+		return "connecting";
+	case FTV_PEER_STATE_ESTABLISHED:
+		return "established";
+	}
+	return "unknown";
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+static void print_plural(bool *first, uint64_t n, const char *unit)
+{
+	if (!n)
+		return;
+	printf("%s%" PRIu64 " %s%s", *first ? "" : ", ", n, unit,
+	       n == 1 ? "" : "s");
+	*first = false;
+}
+
+static void print_ago(uint64_t then)
+{
+	time_t now = time(NULL);
+	uint64_t secs;
+	bool first = true;
+
+	if (now < 0 || then > (uint64_t)now) {
+		printf("in the future (clock skew?)\n");
+		return;
+	}
+	secs = (uint64_t)now - then;
+	if (!secs) {
+		printf("now\n");
+		return;
+	}
+	print_plural(&first, secs / (365 * 86400), "year");
+	print_plural(&first, secs / 86400 % 365, "day");
+	print_plural(&first, secs / 3600 % 24, "hour");
+	print_plural(&first, secs / 60 % 60, "minute");
+	print_plural(&first, secs % 60, "second");
+	printf(" ago\n");
+}
+
+static void print_bytes(uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double value = bytes;
+	int i = -1;
+
+	if (bytes < 1024) {
+		printf("%" PRIu64 " B", bytes);
+		return;
+	}
+	while (value >= 1024 && i < 3) {
+		value /= 1024;
+		i++;
+	}
+	printf("%.2f %s", value, units[i]);
+}
+
+static void print_drops_text(const struct drops *drops)
+{
+	bool first = true;
+	int i;
+
+	for (i = 0; i < DROP_REASONS; i++) {
+		if (!drops->count[i])
+			continue;
+		printf("%s%s %" PRIu64, first ? "  drops: " : ", ",
+		       drop_names[i], drops->count[i]);
+		first = false;
+	}
+	if (!first)
+		printf("\n");
+}
+
+/* Separated by commas, each between @quote: "" for text, "\"" for JSON. */
+static void print_allowedip_list(const struct peer *peer, const char *quote)
+{
+	char buf[ALLOWEDIP_STRLEN];
+	const struct allowedip *ip;
+
+	for (ip = peer->first_allowedip; ip; ip = ip->next) {
+		allowedip_to_string(buf, ip);
+		printf("%s%s%s%s", quote, buf, quote, ip->next ? ", " : "");
+	}
+}
+
+static void print_peer_text(const struct peer *peer)
+{
+	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
+
+	key_to_base64(key, peer->public_key);
+	printf("\npeer: %s\n", key);
+	if (peer->flags & PEER_HAS_ENDPOINT) {
+		endpoint_to_string(ep, &peer->endpoint);
+		printf("  endpoint: %s\n", ep);
+	}
+	printf("  allowed ips: ");
+	if (peer->first_allowedip)
+		print_allowedip_list(peer, "");
+	else
+		printf("(none)");
+	printf("\n");
+	printf("  state: %s\n", state_name(peer->state));
+	if (peer->last_handshake) {
+		printf("  latest handshake: ");
+		print_ago(peer->last_handshake);
+	}
+	printf("  transfer: ");
+	print_bytes(peer->rx_bytes);
+	printf(" received, ");
+	print_bytes(peer->tx_bytes);
+	printf(" sent\n");
+	if (peer->persistent_keepalive)
+		printf("  persistent keepalive: every %u second%s\n",
+		       peer->persistent_keepalive,
+		       peer->persistent_keepalive == 1 ? "" : "s");
+	print_drops_text(&peer->drops);
+}
+
+/* The kernel never returns the private key; a public key implies one. */
+static void print_device_text(const struct device *dev)
+{
+	char key[KEY_B64_LEN + 1];
+	const struct peer *peer;
+
+	printf("interface: %s\n", dev->name);
+	if (dev->flags & DEVICE_HAS_PUBLIC_KEY) {
+		key_to_base64(key, dev->public_key);
+		printf("  public key: %s\n", key);
+		printf("  private key: (hidden)\n");
+	} else {
+		printf("  public key: (none)\n");
+	}
+	printf("  listening port: %u\n", dev->listen_port);
+	if (dev->fwmark)
+		printf("  fwmark: 0x%x\n", dev->fwmark);
+	print_drops_text(&dev->drops);
+	for (peer = dev->first_peer; peer; peer = peer->next)
+		print_peer_text(peer);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_drops_json(const struct drops *drops)
+{
+	int i;
+
+	printf("{");
+	for (i = 0; i < DROP_REASONS; i++)
+		printf("%s\"%s\": %" PRIu64, i ? ", " : "", drop_names[i],
+		       drops->count[i]);
+	printf("}");
+}
+
+static void print_peer_json(const struct peer *peer)
+{
+	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
+
+	key_to_base64(key, peer->public_key);
+	printf("      {\n");
+	printf("        \"public_key\": \"%s\",\n", key);
+	if (peer->flags & PEER_HAS_ENDPOINT) {
+		endpoint_to_string(ep, &peer->endpoint);
+		printf("        \"endpoint\": \"%s\",\n", ep);
+	} else {
+		printf("        \"endpoint\": null,\n");
+	}
+	printf("        \"allowed_ips\": [");
+	print_allowedip_list(peer, "\"");
+	printf("],\n");
+	printf("        \"persistent_keepalive\": %u,\n",
+	       peer->persistent_keepalive);
+	printf("        \"last_handshake\": %" PRIu64 ",\n", peer->last_handshake);
+	printf("        \"rx_bytes\": %" PRIu64 ",\n", peer->rx_bytes);
+	printf("        \"tx_bytes\": %" PRIu64 ",\n", peer->tx_bytes);
+	printf("        \"drops\": ");
+	print_drops_json(&peer->drops);
+	printf(",\n");
+	printf("        \"state\": \"%s\"\n", state_name(peer->state));
+	printf("      }%s\n", peer->next ? "," : "");
+}
+
+static void print_device_json(const struct device *dev)
+{
+	char key[KEY_B64_LEN + 1] = "";
+	const struct peer *peer;
+
+	if (dev->flags & DEVICE_HAS_PUBLIC_KEY)
+		key_to_base64(key, dev->public_key);
+	printf("  ");
+	print_json_string(dev->name);
+	printf(": {\n");
+	printf("    \"public_key\": \"%s\",\n", key);
+	printf("    \"listen_port\": %u,\n", dev->listen_port);
+	printf("    \"fwmark\": %u,\n", dev->fwmark);
+	printf("    \"drops\": ");
+	print_drops_json(&dev->drops);
+	printf(",\n");
+	printf("    \"peers\": [%s", dev->first_peer ? "\n" : "");
+	for (peer = dev->first_peer; peer; peer = peer->next)
+		print_peer_json(peer);
+	printf("%s]\n", dev->first_peer ? "    " : "");
+	printf("  }%s\n", dev->next ? "," : "");
+}
+
+void show_devices(const struct device *devices, bool json)
+{
+	const struct device *dev;
+
+	if (json)
+		printf("{%s", devices ? "\n" : "");
+	for (dev = devices; dev; dev = dev->next) {
+		if (json)
+			print_device_json(dev);
+		else
+			print_device_text(dev);
+		if (!json && dev->next)
+			printf("\n");
+	}
+	if (json)
+		printf("}\n");
+}
+
+/* ---- the subcommand ----------------------------------------------------- */
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: %s show [<interface> | all] [--json]\n", PROG_NAME);
+}
+
+int show_main(int argc, char **argv)
+{
+	struct device *devices = NULL;
+	const char *ifname = NULL;
+	char name[IFNAMSIZ];
+	bool json = false;
+	int i, ret;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!ifname) {
+			ifname = argv[i];
+		} else {
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (ifname && !strcmp(ifname, "all"))
+		ifname = NULL;
+	if (ifname && !parse_ifname(name, ifname))
+		return 1;
+	ret = ipc_get_devices(&devices, ifname);
+	if (ret)
+		return 1;
+	show_devices(devices, json);
+	devices_free(devices);
+	return finish_output();
+}
