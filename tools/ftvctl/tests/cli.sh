@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of ftvctl that need no ftv kernel module: keys, argument errors, the
+# "not loaded" message and the rendering of a made-up dump (tests/ipc-test).
+# Usage: tests/cli.sh [path/to/ftvctl]    Output: KTAP. Exit: 0 pass, 1 fail.
+
+set -u
+
+FTVCTL=${1:-./ftvctl}
+HERE=$(dirname "$0")
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+n=0
+failed=0
+
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# expect_fail DESCRIPTION STDERR-PATTERN -- ARGS...: exit 1, message matches
+expect_fail() {
+	local what=$1 pattern=$2 rc=0
+	shift 3
+	"$FTVCTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+	if [ "$rc" = 1 ] && grep -q -- "$pattern" "$TMP/err"; then
+		result 0 "$what"
+	else
+		echo "# rc=$rc, stderr: $(cat "$TMP/err")"
+		result 1 "$what"
+	fi
+}
+
+echo "TAP version 13"
+
+# RFC 7748, section 6.1: Alice's key pair.
+alice_priv=$(echo 77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a | xxd -r -p | base64)
+alice_pub=$(echo 8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a | xxd -r -p | base64)
+[ "$(echo "$alice_priv" | "$FTVCTL" pubkey)" = "$alice_pub" ]
+result $? "pubkey: RFC 7748 test vector"
+
+key=$("$FTVCTL" genkey)
+[ ${#key} = 44 ] && [ "$(printf %s "$key" | base64 -d | wc -c)" = 32 ]
+result $? "genkey: 44 characters of base64 for 32 bytes"
+
+first=$(printf %s "$key" | base64 -d | xxd -p -c 32 | cut -c1-2)
+last=$(printf %s "$key" | base64 -d | xxd -p -c 32 | cut -c63-64)
+[ $((0x$first & 7)) = 0 ] && [ $((0x$last & 0xc0)) = 64 ]
+result $? "genkey: the key is clamped"
+
+if python3 -c 'import cryptography.hazmat.primitives.asymmetric.x25519' 2>/dev/null; then
+	pub=$(echo "$key" | "$FTVCTL" pubkey)
+	python3 - "$key" "$pub" <<'PY'
+import base64, sys
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+k = X25519PrivateKey.from_private_bytes(base64.b64decode(sys.argv[1]))
+raw = k.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+sys.exit(base64.b64encode(raw).decode() != sys.argv[2])
+PY
+	result $? "pubkey: agrees with python-cryptography"
+else
+	n=$((n + 1)); echo "ok $n pubkey: agrees with python-cryptography # SKIP no module"
+fi
+
+psk=$("$FTVCTL" genpsk)
+[ ${#psk} = 44 ] && [ "$psk" != "$("$FTVCTL" genpsk)" ]
+result $? "genpsk: 44 characters, different every time"
+
+(umask 022; "$FTVCTL" genkey >"$TMP/world.key" 2>"$TMP/err")
+grep -q "other users can read" "$TMP/err"
+result $? "genkey: warns about a world-readable output file"
+
+"$FTVCTL" --version | grep -q '^ftvctl [0-9]'
+result $? "--version prints a version"
+"$FTVCTL" --help | grep -q "peer"
+result $? "--help lists the commands"
+
+expect_fail "unknown command: usage, exit 1" "Usage:" -- frobnicate
+expect_fail "pubkey: garbage on stdin" "stdin: not a base64 key" -- pubkey
+echo "not a key" >"$TMP/bad.key"
+expect_fail "set: a bad key file is named" "$TMP/bad.key: not a base64 key" \
+	-- set ftv0 private-key "$TMP/bad.key"
+expect_fail "set: a missing key file is named" "$TMP/none: No such file" \
+	-- set ftv0 private-key "$TMP/none"
+expect_fail "set: port out of range" '"65536" is not a port' \
+	-- set ftv0 listen-port 65536
+expect_fail "set: fwmark garbage" '"0xzz" is not a firewall mark' \
+	-- set ftv0 fwmark 0xzz
+expect_fail "set: value missing" "Usage:" -- set ftv0 fwmark
+expect_fail "set: unknown option" 'unknown option "mtu"' -- set ftv0 mtu 1400
+expect_fail "set: interface name too long" "is not an interface name" \
+	-- set ftv0123456789abcdef
+expect_fail "peer: bad public key" '"abc" is not a base64 public key' \
+	-- peer add ftv0 abc
+expect_fail "peer: unknown action" 'unknown action "move"' \
+	-- peer move ftv0 "$alice_pub"
+expect_fail "peer del: takes no options" "Usage:" \
+	-- peer del ftv0 "$alice_pub" endpoint 1.2.3.4:1
+expect_fail "peer: bare IPv6 endpoint refused" "is not an endpoint" \
+	-- peer add ftv0 "$alice_pub" endpoint fd00::1:51820
+expect_fail "peer: endpoint port 0 refused" "is not an endpoint" \
+	-- peer add ftv0 "$alice_pub" endpoint 10.0.0.1:0
+expect_fail "peer: prefix too long, token quoted" '"10.0.0.0/33": the prefix length' \
+	-- peer add ftv0 "$alice_pub" allowed-ips 10.0.0.0/8,10.0.0.0/33
+expect_fail "peer: IPv6 prefix too long" '"fd00::/129"' \
+	-- peer set ftv0 "$alice_pub" allowed-ips fd00::/129
+expect_fail "peer: empty list entry" "empty entry" \
+	-- peer add ftv0 "$alice_pub" allowed-ips 10.0.0.1,,10.0.0.2
+expect_fail "peer: keepalive out of range" '"65536" is not a keepalive' \
+	-- peer add ftv0 "$alice_pub" persistent-keepalive 65536
+expect_fail "peer: a bad pre-shared key file is named" "$TMP/bad.key" \
+	-- peer add ftv0 "$alice_pub" preshared-key "$TMP/bad.key"
+
+if [ -d /sys/module/ftv ]; then
+	n=$((n + 1)); echo "ok $n not loaded: message # SKIP the module is loaded"
+else
+	expect_fail "module not loaded: said so" "the ftv kernel module is not loaded" -- show
+	echo "$alice_priv" >"$TMP/alice.key"
+	expect_fail "module not loaded: after a valid set" "not loaded" \
+		-- set ftv0 private-key "$TMP/alice.key" listen-port 51820 fwmark off
+	expect_fail "module not loaded: after a valid peer add" "not loaded" \
+		-- peer add ftv0 "$alice_pub" endpoint '[fd00::1]:51820' \
+		allowed-ips '10.9.0.2, fd00::2/128' persistent-keepalive off
+fi
+
+if [ -x "$HERE/ipc-test" ]; then
+	"$HERE/ipc-test" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert list(d) == ["ftv0", "ftv\"1"], list(d)
+dev = d["ftv0"]
+assert list(dev) == ["public_key", "listen_port", "fwmark", "drops", "peers"]
+assert list(dev["drops"]) == ["bad_auth", "replay", "malformed", "no_session", "not_allowed"]
+p = dev["peers"]
+assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
+	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state"]
+assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
+assert p[1]["endpoint"] == "[fd00::1]:443"
+assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
+assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
+assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
+'
+	result $? "show --json: valid, keys in the documented order"
+
+	"$HERE/ipc-test" --text >"$TMP/text"
+	grep -q "^  latest handshake: 1 minute, [56] seconds ago$" "$TMP/text" &&
+	grep -q "^  transfer: 1.23 MiB received, 4.56 MiB sent$" "$TMP/text" &&
+	grep -q "^  allowed ips: fd00::2/128, 10.9.0.3/32$" "$TMP/text" &&
+	grep -q "^  drops: bad_auth 3, replay 1$" "$TMP/text" &&
+	grep -q "^  persistent keepalive: every 25 seconds$" "$TMP/text" &&
+	grep -q "^  fwmark: 0x1$" "$TMP/text" &&
+	! grep -q "private key: [^(]" "$TMP/text"
+	result $? "show: text output"
+fi
+
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" = 0 ]
