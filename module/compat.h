@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Differences between the kernels ftv supports (Debian's 6.1 and 6.12),
+ * named by feature. This is the only file allowed to look at
+ * LINUX_VERSION_CODE; everything else uses the names below.
+ */
+
+#ifndef _FTV_COMPAT_H
+#define _FTV_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/netdevice.h>
+#include <net/genetlink.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#error "ftv needs Linux 6.1 or newer"
+#endif
+
+/* 6.10 turned NETIF_F_LLTX into the dev->lltx bit. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+#define COMPAT_LLTX_IS_A_FEATURE
+#endif
+
+static inline void ftv_compat_set_lltx(struct net_device *dev)
+{
+#ifdef COMPAT_LLTX_IS_A_FEATURE
+	dev->features |= NETIF_F_LLTX;
+#else
+	dev->lltx = true;
+#endif
+}
+
+/* 6.6 moved the parsed dump attributes into genl_dumpit_info::info. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#define COMPAT_DUMPIT_INFO_HAS_NO_INFO
+#endif
+
+static inline struct nlattr **ftv_compat_dump_attrs(struct netlink_callback *cb)
+{
+#ifdef COMPAT_DUMPIT_INFO_HAS_NO_INFO
+	return genl_dumpit_info(cb)->attrs;
+#else
+	return genl_info_dump(cb)->attrs;
+#endif
+}
+
+#endif /* _FTV_COMPAT_H */

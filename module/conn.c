@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connections: one fake TCP connection per session. A connection is found
+ * by its outer 4-tuple in the device's hash table. When a newer connection
+ * replaces it, it lingers for a while so that segments still in flight are
+ * swallowed quietly instead of reaching the host stack (which would answer
+ * them with RSTs).
+ */
+
+#include "conn.h"
+#include "crypto.h"
+#include "device.h"
+#include "peer.h"
+#include "send.h"
+#include "timers.h"
+
+#include <linux/jhash.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+static u32 tuple_hash(const struct ftv_tuple *tuple)
+{
+	return jhash2(tuple->remote.s6_addr32, 4,
+		      (__force u32)tuple->remote_port << 16 |
+		      (__force u32)tuple->local_port);
+}
+
+static void conn_free_work(struct work_struct *work)
+{
+	struct ftv_conn *conn = container_of(to_rcu_work(work),
+					     struct ftv_conn, free_work);
+
+	pr_debug("%s: connection %u:%u destroyed\n", conn->device->dev->name,
+		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
+	ftv_conn_free(conn);
+}
+
+/**
+ * ftv_conn_create - allocate a connection that is not yet visible
+ * @fdev: owning device
+ * @peer: peer it belongs to
+ * @tuple: outer addresses and ports as seen from this side
+ * @gfp: allocation flags
+ *
+ * Return: the connection or NULL.
+ */
+struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
+				 struct ftv_peer *peer,
+				 const struct ftv_tuple *tuple, gfp_t gfp)
+{
+	struct ftv_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), gfp);
+	if (!conn)
+		return NULL;
+	conn->device = fdev;
+	conn->peer = peer;
+	conn->tuple = *tuple;
+	conn->created = jiffies;
+	ftv_replay_init(&conn->replay);
+	INIT_HLIST_NODE(&conn->hash);
+	INIT_RCU_WORK(&conn->free_work, conn_free_work);
+	pr_debug("%s: connection %u:%u created\n", fdev->dev->name,
+		 ntohs(tuple->local_port), ntohs(tuple->remote_port));
+	return conn;
+}
+
+/**
+ * ftv_conn_free - free a connection nobody can reach any more
+ * @conn: the connection; its keys are zeroed with it
+ */
+void ftv_conn_free(struct ftv_conn *conn)
+{
+	ftv_crypto_free(conn->send_tfm);
+	ftv_crypto_free(conn->recv_tfm);
+	kfree_sensitive(conn);
+}
+
+/**
+ * ftv_conn_hash - make @conn findable by its tuple
+ * @conn: the connection
+ */
+void ftv_conn_hash(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	spin_lock_bh(&fdev->conn_lock);
+	hash_add_rcu(fdev->conn_hashtable, &conn->hash,
+		     tuple_hash(&conn->tuple));
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_retire - stop using @conn; it lingers, then is freed
+ * @conn: a connection already unlinked from its peer
+ */
+void ftv_conn_retire(struct ftv_conn *conn)
+{
+	conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
+	WRITE_ONCE(conn->state, FTV_CONN_LINGER);
+}
+
+/**
+ * ftv_conn_lookup - find the connection a received segment belongs to
+ * @fdev: the device
+ * @tuple: the segment's tuple, seen from this side
+ *
+ * Call under rcu_read_lock(). Return: the connection or NULL.
+ */
+struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
+				 const struct ftv_tuple *tuple)
+{
+	struct ftv_conn *conn;
+
+	hash_for_each_possible_rcu(fdev->conn_hashtable, conn, hash,
+				   tuple_hash(tuple))
+		if (ftv_tuple_equal(&conn->tuple, tuple))
+			return conn;
+	return NULL;
+}
+
+static void unhash_and_free(struct ftv_conn *conn)
+{
+	hash_del_rcu(&conn->hash);
+	queue_rcu_work(system_wq, &conn->free_work);
+}
+
+/**
+ * ftv_conn_gc - free lingering connections whose time is up
+ * @fdev: the device
+ * @all: free every connection regardless of state (device teardown)
+ */
+void ftv_conn_gc(struct ftv_device *fdev, bool all)
+{
+	struct hlist_node *tmp;
+	struct ftv_conn *conn;
+	int bkt;
+
+	spin_lock_bh(&fdev->conn_lock);
+	hash_for_each_safe(fdev->conn_hashtable, bkt, tmp, conn, hash) {
+		if (all || (READ_ONCE(conn->state) == FTV_CONN_LINGER &&
+			    time_after(jiffies, conn->linger_until)))
+			unhash_and_free(conn);
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_unhash - free @conn now rather than letting it linger
+ * @conn: a connection already unlinked from its peer
+ */
+void ftv_conn_unhash(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	spin_lock_bh(&fdev->conn_lock);
+	if (!hlist_unhashed(&conn->hash))
+		unhash_and_free(conn);
+	else
+		queue_rcu_work(system_wq, &conn->free_work);
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_tsval - our TCP timestamp clock for @conn
+ * @conn: the connection
+ *
+ * Return: milliseconds plus the connection's random offset, as Linux does.
+ */
+u32 ftv_conn_tsval(const struct ftv_conn *conn)
+{
+	return jiffies_to_msecs(jiffies) + conn->ts_offset;
+}
+
+static void tuple_from_endpoint(struct ftv_tuple *tuple,
+				const struct ftv_endpoint *ep)
+{
+	memset(tuple, 0, sizeof(*tuple));
+	tuple->family = ep->addr.sa_family;
+	if (tuple->family == AF_INET) {
+		tuple->remote.s6_addr32[0] = ep->addr4.sin_addr.s_addr;
+		tuple->remote_port = ep->addr4.sin_port;
+	} else {
+		tuple->remote = ep->addr6.sin6_addr;
+		tuple->remote_port = ep->addr6.sin6_port;
+	}
+	/* A fresh port from the range Linux uses for its own connections,
+	 * so every new connection is a new 4-tuple to middleboxes.
+	 */
+	tuple->local_port = htons(32768 + get_random_u32() % 28232);
+}
+
+/* Everything about a new outgoing connection that may sleep. */
+static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
+					  const struct ftv_endpoint *ep)
+{
+	static const u8 no_key[FTV_KEY_SIZE];
+	struct ftv_device *fdev = peer->device;
+	struct ftv_identity identity;
+	struct ftv_tuple tuple;
+	struct ftv_conn *conn;
+	unsigned int pad;
+
+	if (!ftv_device_copy_identity(fdev, &identity))
+		return NULL;
+	tuple_from_endpoint(&tuple, ep);
+	conn = NULL;
+	if (ftv_send_pick_source(fdev, &tuple))
+		goto out;
+	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
+	if (!conn)
+		goto out;
+	conn->is_initiator = true;
+	atomic_set(&conn->snd_nxt, get_random_u32() + 1);
+	atomic_set(&conn->ip_id, get_random_u32());
+	conn->ts_offset = get_random_u32();
+	/* Keyed for real when the response arrives, in softirq context,
+	 * where allocating a transform is not allowed.
+	 */
+	conn->send_tfm = ftv_crypto_alloc(no_key);
+	conn->recv_tfm = ftv_crypto_alloc(no_key);
+	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm) ||
+	    ftv_noise_create_init(peer, &identity, &conn->handshake,
+				  (struct ftv_msg_init *)conn->init_msg)) {
+		ftv_conn_free(conn);
+		conn = NULL;
+		goto out;
+	}
+	pad = get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
+	get_random_bytes(conn->init_msg + sizeof(struct ftv_msg_init), pad);
+	conn->init_len = sizeof(struct ftv_msg_init) + pad;
+	conn->state = FTV_CONN_SYN_SENT;
+out:
+	memzero_explicit(&identity, sizeof(identity));
+	return conn;
+}
+
+/**
+ * ftv_conn_open - start a connection to @peer if none exists or is opening
+ * @peer: a peer with an endpoint
+ *
+ * Runs in process context (the peer's connect work).
+ */
+void ftv_conn_open(struct ftv_peer *peer)
+{
+	struct ftv_endpoint ep;
+	struct ftv_conn *conn;
+	bool busy;
+
+	spin_lock_bh(&peer->lock);
+	busy = peer->pending || rcu_access_pointer(peer->conn);
+	ep = peer->endpoint;
+	spin_unlock_bh(&peer->lock);
+	if (busy || ep.addr.sa_family == AF_UNSPEC)
+		return;
+
+	conn = prepare_initiator(peer, &ep);
+	if (!conn)
+		return;
+
+	spin_lock_bh(&peer->lock);
+	busy = peer->is_dead || peer->pending ||
+	       rcu_access_pointer(peer->conn);
+	if (!busy) {
+		peer->pending = conn;
+		ftv_conn_hash(conn);
+	}
+	spin_unlock_bh(&peer->lock);
+	if (busy) {
+		ftv_conn_free(conn);
+		return;
+	}
+	local_bh_disable();
+	ftv_send_syn(conn);
+	local_bh_enable();
+	ftv_timers_connect_started(peer);
+}

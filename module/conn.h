@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+
+#ifndef _FTV_CONN_H
+#define _FTV_CONN_H
+
+#include "noise.h"
+#include "replay.h"
+
+#include <linux/in6.h>
+#include <linux/workqueue.h>
+
+struct ftv_device;
+struct ftv_peer;
+struct crypto_aead;
+
+/**
+ * struct ftv_tuple - the outer 4-tuple of a connection, seen from this side
+ * @local: our address (IPv4 in @local.s6_addr32[0] when @family is AF_INET)
+ * @remote: the peer's address
+ * @local_port: our TCP port, network order
+ * @remote_port: the peer's TCP port, network order
+ * @family: AF_INET or AF_INET6
+ */
+struct ftv_tuple {
+	struct in6_addr local;
+	struct in6_addr remote;
+	__be16 local_port;
+	__be16 remote_port;
+	u8 family;
+};
+
+enum ftv_conn_state {
+	FTV_CONN_SYN_SENT,		/* initiator, waiting for SYN-ACK */
+	FTV_CONN_HANDSHAKE_SENT,	/* initiator, waiting for the response */
+	FTV_CONN_ESTABLISHED,		/* keys in use */
+	FTV_CONN_LINGER,		/* replaced; swallows late segments */
+};
+
+/**
+ * struct ftv_conn - one fake TCP connection and the session it carries
+ * @hash: entry in ftv_device.conn_hashtable
+ * @device: owning device
+ * @peer: peer the connection belongs to
+ * @tuple: outer addresses and ports
+ * @state: enum ftv_conn_state; written under the peer's lock
+ * @is_initiator: this side sent the SYN
+ * @snd_nxt: sequence number of our next payload byte
+ * @rcv_nxt: highest sequence number seen from the peer, acknowledged in
+ *	everything we send
+ * @acked: @rcv_nxt as of the last segment we sent
+ * @ts_recent: latest timestamp value from the peer, echoed back
+ * @ts_offset: random offset of our timestamp clock
+ * @ip_id: IPv4 identification counter
+ * @send_counter: next nonce for @send_tfm
+ * @send_tfm: AEAD keyed for our direction
+ * @recv_tfm: AEAD keyed for the peer's direction
+ * @replay: replay window for @recv_tfm's counters
+ * @handshake: key exchange state while it runs
+ * @init_msg: initiator: the prepared initiation payload
+ * @init_len: its length including padding
+ * @created: jiffies at creation, for timeouts
+ * @linger_until: jiffies after which a lingering connection is freed
+ * @free_work: frees the connection after an RCU grace period
+ */
+struct ftv_conn {
+	struct hlist_node hash;
+	struct ftv_device *device;
+	struct ftv_peer *peer;
+	struct ftv_tuple tuple;
+	int state;
+	bool is_initiator;
+	atomic_t snd_nxt;
+	atomic_t rcv_nxt;
+	atomic_t acked;
+	atomic_t ts_recent;
+	u32 ts_offset;
+	atomic_t ip_id;
+	atomic64_t send_counter;
+	struct crypto_aead *send_tfm;
+	struct crypto_aead *recv_tfm;
+	struct ftv_replay replay;
+	struct ftv_handshake handshake;
+	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
+	unsigned int init_len;
+	unsigned long created;
+	unsigned long linger_until;
+	struct rcu_work free_work;
+};
+
+struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
+				 struct ftv_peer *peer,
+				 const struct ftv_tuple *tuple, gfp_t gfp);
+void ftv_conn_free(struct ftv_conn *conn);
+void ftv_conn_hash(struct ftv_conn *conn);
+void ftv_conn_retire(struct ftv_conn *conn);
+void ftv_conn_unhash(struct ftv_conn *conn);
+struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
+				 const struct ftv_tuple *tuple);
+void ftv_conn_gc(struct ftv_device *fdev, bool all);
+u32 ftv_conn_tsval(const struct ftv_conn *conn);
+void ftv_conn_open(struct ftv_peer *peer);
+
+static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
+				   const struct ftv_tuple *b)
+{
+	return a->local_port == b->local_port &&
+	       a->remote_port == b->remote_port && a->family == b->family &&
+	       ipv6_addr_equal(&a->local, &b->local) &&
+	       ipv6_addr_equal(&a->remote, &b->remote);
+}
+
+#endif /* _FTV_CONN_H */

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transport encryption through the kernel crypto API's
+ * rfc7539(chacha20,poly1305). The 96-bit nonce is 32 zero bits followed by
+ * the 64-bit little-endian message counter; each key is used by one session
+ * in one direction, so (key, counter) never repeats.
+ */
+
+#include "crypto.h"
+#include "messages.h"
+
+#include <crypto/aead.h>
+#include <linux/scatterlist.h>
+
+#define FTV_AEAD_NAME "rfc7539(chacha20,poly1305)"
+
+/**
+ * ftv_crypto_alloc - allocate a synchronous AEAD transform holding @key
+ * @key: FTV_KEY_SIZE bytes
+ *
+ * May sleep. Return: the transform or an ERR_PTR.
+ */
+struct crypto_aead *ftv_crypto_alloc(const u8 *key)
+{
+	struct crypto_aead *tfm;
+	int ret;
+
+	/* Asking for a synchronous implementation lets us seal in xmit. */
+	tfm = crypto_alloc_aead(FTV_AEAD_NAME, 0, CRYPTO_ALG_ASYNC);
+	if (IS_ERR(tfm))
+		return tfm;
+	ret = crypto_aead_setauthsize(tfm, FTV_TAG_SIZE);
+	if (!ret)
+		ret = crypto_aead_setkey(tfm, key, FTV_KEY_SIZE);
+	if (ret) {
+		crypto_free_aead(tfm);
+		return ERR_PTR(ret);
+	}
+	return tfm;
+}
+
+/**
+ * ftv_crypto_free - free a transform from ftv_crypto_alloc(); NULL is fine
+ * @tfm: the transform
+ */
+void ftv_crypto_free(struct crypto_aead *tfm)
+{
+	if (!IS_ERR_OR_NULL(tfm))
+		crypto_free_aead(tfm);
+}
+
+static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
+		 unsigned int in_len, unsigned int out_len, bool enc)
+{
+	struct aead_request *req;
+	struct scatterlist sg;
+	u8 iv[12] = { 0 };
+	int ret;
+
+	req = aead_request_alloc(tfm, GFP_ATOMIC);
+	if (unlikely(!req))
+		return -ENOMEM;
+	put_unaligned_le64(counter, iv + 4);
+	sg_init_one(&sg, data, max(in_len, out_len));
+	aead_request_set_callback(req, 0, NULL, NULL);
+	aead_request_set_ad(req, 0);
+	aead_request_set_crypt(req, &sg, &sg, in_len, iv);
+	ret = enc ? crypto_aead_encrypt(req) : crypto_aead_decrypt(req);
+	aead_request_free(req);
+	return ret;
+}
+
+/**
+ * ftv_crypto_seal - encrypt @data in place and append the tag
+ * @tfm: transform for this direction
+ * @counter: the message counter (nonce)
+ * @data: @len bytes of plaintext followed by FTV_TAG_SIZE bytes of room
+ * @len: plaintext length
+ *
+ * Return: 0 or a negative errno.
+ */
+int ftv_crypto_seal(struct crypto_aead *tfm, u64 counter, u8 *data,
+		    unsigned int len)
+{
+	return crypt(tfm, counter, data, len, len + FTV_TAG_SIZE, true);
+}
+
+/**
+ * ftv_crypto_open - authenticate and decrypt @data in place
+ * @tfm: transform for this direction
+ * @counter: the message counter (nonce)
+ * @data: ciphertext followed by the tag
+ * @sealed_len: ciphertext plus tag length
+ *
+ * Return: 0, -EBADMSG if authentication failed, or another negative errno.
+ */
+int ftv_crypto_open(struct crypto_aead *tfm, u64 counter, u8 *data,
+		    unsigned int sealed_len)
+{
+	if (unlikely(sealed_len < FTV_TAG_SIZE))
+		return -EBADMSG;
+	return crypt(tfm, counter, data, sealed_len, sealed_len, false);
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ftv: an encrypted layer-3 tunnel whose packets travel as segments of a
+ * fake TCP connection. This file only brings the pieces up and down.
+ */
+
+#include "allowedips.h"
+#include "device.h"
+#include "faketcp.h"
+#include "netlink.h"
+#include "noise.h"
+#include "replay.h"
+
+#include <linux/ftv.h>
+#include <linux/module.h>
+#include <net/rtnetlink.h>
+
+static int __init ftv_selftests(void)
+{
+#ifdef DEBUG
+	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
+	    !ftv_faketcp_selftest()) {
+		pr_err("ftv: self-tests failed\n");
+		return -ENOTRECOVERABLE;
+	}
+#endif
+	return 0;
+}
+
+static int __init ftv_mod_init(void)
+{
+	int ret;
+
+	ret = ftv_allowedips_slab_init();
+	if (ret)
+		return ret;
+	ret = ftv_selftests();
+	if (ret)
+		goto err_allowedips;
+	ret = ftv_noise_init();
+	if (ret)
+		goto err_allowedips;
+	ret = ftv_device_init();
+	if (ret)
+		goto err_allowedips;
+	ret = ftv_genetlink_init();
+	if (ret)
+		goto err_device;
+	pr_info("ftv: fake-TCP tunnel %s loaded\n", FTV_VERSION);
+	return 0;
+
+err_device:
+	ftv_device_uninit();
+err_allowedips:
+	ftv_allowedips_slab_uninit();
+	return ret;
+}
+
+static void __exit ftv_mod_exit(void)
+{
+	ftv_genetlink_uninit();
+	ftv_device_uninit();
+	ftv_allowedips_slab_uninit();
+}
+
+module_init(ftv_mod_init);
+module_exit(ftv_mod_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Encrypted layer-3 tunnel over fake TCP");
+MODULE_VERSION(FTV_VERSION);
+MODULE_ALIAS_RTNL_LINK(KBUILD_MODNAME);
+MODULE_ALIAS_GENL_FAMILY(FTV_GENL_NAME);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ftv wire format: what travels in the payload of the fake TCP
+ * segments, and the sizes the rest of the module derives from it.
+ * docs/protocol.md is the prose version of this file.
+ */
+
+#ifndef _FTV_MESSAGES_H
+#define _FTV_MESSAGES_H
+
+#include <crypto/curve25519.h>
+#include <crypto/chacha20poly1305.h>
+#include <linux/ipv6.h>
+#include <net/tcp.h>
+#include <linux/types.h>
+
+enum ftv_noise_lengths {
+	FTV_KEY_SIZE = CURVE25519_KEY_SIZE,
+	FTV_HASH_SIZE = 32,
+	FTV_TAG_SIZE = CHACHA20POLY1305_AUTHTAG_SIZE,
+	FTV_TIMESTAMP_SIZE = 12,
+};
+
+#define ftv_sealed_len(plain_len) ((plain_len) + FTV_TAG_SIZE)
+
+/*
+ * The first payload the initiator sends on a new connection. There is no
+ * type field: the receiver knows from the connection's state that the first
+ * bytes of the stream are this message. Random padding follows.
+ */
+struct ftv_msg_init {
+	u8 ephemeral[FTV_KEY_SIZE];
+	u8 sealed_static[ftv_sealed_len(FTV_KEY_SIZE)];
+	u8 sealed_timestamp[ftv_sealed_len(FTV_TIMESTAMP_SIZE)];
+} __packed;
+
+/* The responder's first payload on the connection; random padding follows. */
+struct ftv_msg_resp {
+	u8 ephemeral[FTV_KEY_SIZE];
+	u8 sealed_nothing[ftv_sealed_len(0)];
+} __packed;
+
+/* Every later payload: a counter that is also the nonce, then the sealed IP
+ * packet (possibly empty: a keepalive).
+ */
+struct ftv_msg_data {
+	__le64 counter;
+	u8 sealed[];
+} __packed;
+
+enum ftv_message_limits {
+	FTV_HANDSHAKE_PAD_MAX = 64,
+	FTV_DATA_OVERHEAD = sizeof(struct ftv_msg_data) + FTV_TAG_SIZE,
+};
+
+/* The fake TCP header: 20 bytes plus NOP, NOP, timestamps on every segment
+ * after the SYNs, as Linux sends them.
+ */
+enum ftv_tcp_lengths {
+	FTV_TCP_HLEN = sizeof(struct tcphdr) + TCPOLEN_TSTAMP_ALIGNED,
+	/* MSS(4) + SACK_PERM(2) + TS(10) + NOP(1) + WS(3) */
+	FTV_TCP_SYN_HLEN = sizeof(struct tcphdr) + 20,
+	FTV_TCP_WSCALE = 7,
+};
+
+#define FTV_OUTER_MAX_HLEN (sizeof(struct ipv6hdr) + FTV_TCP_HLEN)
+
+/* The largest inner packet that fits a 1500-byte path even with an IPv6
+ * outer header: 1500 - 40 - 32 - 8 - 16 = 1404.
+ */
+#define FTV_DEFAULT_MTU (1500 - FTV_OUTER_MAX_HLEN - FTV_DATA_OVERHEAD)
+
+/* Counters stop well before 2^64 so that the nonce never wraps. */
+#define FTV_REJECT_AFTER_MESSAGES (U64_MAX - 8192)
+
+enum ftv_session_limits {
+	FTV_CONNECT_TIMEOUT_MS = 5000,
+	FTV_SYN_RETRANSMIT_MS = 1000,
+	FTV_LINGER_MS = 60000,
+	FTV_COOKIE_PERIOD_S = 64,
+	FTV_STAGED_MAX = 128,
+	FTV_HANDSHAKE_QUEUE_MAX = 4096,
+	/* Receive this much without sending and we send a pure ACK. */
+	FTV_ACK_EVERY_BYTES = 64 * 1024,
+	/* Advertised receive window, before scaling. */
+	FTV_TCP_WINDOW = 4 << 20,
+};
+
+#endif /* _FTV_MESSAGES_H */

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Peers: creation, lookup by public key, and removal. Lookups run under RCU
+ * from the data path; whoever has to sleep with a peer takes a reference.
+ * Removal marks the peer dead first, so that nothing re-arms its timers or
+ * work once they have been cancelled.
+ */
+
+#include "peer.h"
+#include "conn.h"
+#include "device.h"
+#include "send.h"
+#include "timers.h"
+
+#include <linux/jhash.h>
+#include <linux/slab.h>
+
+static u32 pubkey_hash(const u8 public_key[FTV_KEY_SIZE])
+{
+	return jhash(public_key, FTV_KEY_SIZE, 0);
+}
+
+/**
+ * ftv_peer_create - add a peer to @fdev
+ * @fdev: the device
+ * @public_key: the peer's static public key
+ *
+ * Return: the peer, or an ERR_PTR.
+ */
+struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
+				 const u8 public_key[FTV_KEY_SIZE])
+{
+	struct ftv_peer *peer;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	if (fdev->num_peers >= FTV_MAX_PEERS)
+		return ERR_PTR(-ENOSPC);
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return ERR_PTR(-ENOMEM);
+	peer->device = fdev;
+	memcpy(peer->public_key, public_key, FTV_KEY_SIZE);
+	spin_lock_init(&peer->lock);
+	INIT_LIST_HEAD(&peer->allowedips_list);
+	skb_queue_head_init(&peer->staged);
+	kref_init(&peer->refcount);
+	ftv_timers_init(peer);
+	peer->internal_id = ++fdev->peer_next_id;
+	list_add_tail(&peer->peer_list, &fdev->peer_list);
+	hash_add_rcu(fdev->peer_hashtable, &peer->pubkey_hash,
+		     pubkey_hash(public_key));
+	++fdev->num_peers;
+	pr_debug("%s: peer %llu created\n", fdev->dev->name, peer->internal_id);
+	return peer;
+}
+
+/**
+ * ftv_peer_lookup - find a peer by public key and take a reference
+ * @fdev: the device
+ * @public_key: the key
+ *
+ * Return: the peer with a reference held, or NULL.
+ */
+struct ftv_peer *ftv_peer_lookup(struct ftv_device *fdev,
+				 const u8 public_key[FTV_KEY_SIZE])
+{
+	struct ftv_peer *peer, *found = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(fdev->peer_hashtable, peer, pubkey_hash,
+				   pubkey_hash(public_key)) {
+		if (!memcmp(peer->public_key, public_key, FTV_KEY_SIZE)) {
+			found = ftv_peer_get_maybe_zero(peer);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/**
+ * ftv_peer_get_maybe_zero - take a reference unless the peer is going away
+ * @peer: the peer, found under RCU
+ *
+ * Return: @peer, or NULL if its last reference is gone or it is dead.
+ */
+struct ftv_peer *ftv_peer_get_maybe_zero(struct ftv_peer *peer)
+{
+	if (unlikely(!peer || READ_ONCE(peer->is_dead) ||
+		     !kref_get_unless_zero(&peer->refcount)))
+		return NULL;
+	return peer;
+}
+
+static void peer_free_rcu(struct rcu_head *rcu)
+{
+	struct ftv_peer *peer = container_of(rcu, struct ftv_peer, rcu);
+
+	kfree_sensitive(peer);
+}
+
+static void peer_release(struct kref *refcount)
+{
+	struct ftv_peer *peer = container_of(refcount, struct ftv_peer,
+					     refcount);
+
+	pr_debug("%s: peer %llu destroyed\n", peer->device->dev->name,
+		 peer->internal_id);
+	skb_queue_purge(&peer->staged);
+	call_rcu(&peer->rcu, peer_free_rcu);
+}
+
+/**
+ * ftv_peer_put - drop a reference
+ * @peer: the peer; NULL is fine
+ */
+void ftv_peer_put(struct ftv_peer *peer)
+{
+	if (peer)
+		kref_put(&peer->refcount, peer_release);
+}
+
+/* Take the peer's connections away from it and free them. */
+static void drop_conns(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn, *pending;
+
+	spin_lock_bh(&peer->lock);
+	conn = rcu_dereference_protected(peer->conn,
+					 lockdep_is_held(&peer->lock));
+	RCU_INIT_POINTER(peer->conn, NULL);
+	pending = peer->pending;
+	peer->pending = NULL;
+	spin_unlock_bh(&peer->lock);
+	if (conn)
+		ftv_conn_unhash(conn);
+	if (pending)
+		ftv_conn_unhash(pending);
+}
+
+/**
+ * ftv_peer_reset_session - end the peer's session; traffic opens a new one
+ * @peer: the peer
+ */
+void ftv_peer_reset_session(struct ftv_peer *peer)
+{
+	drop_conns(peer);
+}
+
+/**
+ * ftv_peer_remove - unlink a peer and drop the device's reference
+ * @peer: the peer
+ */
+void ftv_peer_remove(struct ftv_peer *peer)
+{
+	struct ftv_device *fdev = peer->device;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	WRITE_ONCE(peer->is_dead, true);
+	ftv_allowedips_remove_by_peer(&fdev->allowedips, peer);
+	list_del_init(&peer->peer_list);
+	hash_del_rcu(&peer->pubkey_hash);
+	--fdev->num_peers;
+	drop_conns(peer);
+	/* Every reader that saw the peer alive has finished after this, so
+	 * nothing arms its timers or work again once they are stopped.
+	 */
+	synchronize_net();
+	ftv_timers_stop(peer);
+	ftv_peer_put(peer);
+}
+
+/**
+ * ftv_peer_remove_all - remove every peer of @fdev
+ * @fdev: the device
+ */
+void ftv_peer_remove_all(struct ftv_device *fdev)
+{
+	struct ftv_peer *peer, *tmp;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	list_for_each_entry_safe(peer, tmp, &fdev->peer_list, peer_list)
+		ftv_peer_remove(peer);
+}
+
+/**
+ * ftv_peer_set_endpoint - change where the peer's segments are sent
+ * @peer: the peer
+ * @endpoint: new endpoint; family AF_UNSPEC forgets it
+ */
+void ftv_peer_set_endpoint(struct ftv_peer *peer,
+			   const struct ftv_endpoint *endpoint)
+{
+	spin_lock_bh(&peer->lock);
+	peer->endpoint = *endpoint;
+	spin_unlock_bh(&peer->lock);
+}
+
+static void learn_endpoint_locked(struct ftv_peer *peer,
+					   const struct ftv_tuple *tuple)
+{
+	struct ftv_endpoint *ep = &peer->endpoint;
+
+	lockdep_assert_held(&peer->lock);
+	memset(ep, 0, sizeof(*ep));
+	if (tuple->family == AF_INET) {
+		ep->addr4.sin_family = AF_INET;
+		ep->addr4.sin_addr.s_addr = tuple->remote.s6_addr32[0];
+		ep->addr4.sin_port = tuple->remote_port;
+	} else {
+		ep->addr6.sin6_family = AF_INET6;
+		ep->addr6.sin6_addr = tuple->remote;
+		ep->addr6.sin6_port = tuple->remote_port;
+	}
+}
+
+/**
+ * ftv_peer_stage_packet - hold a packet until the peer has a session
+ * @peer: the peer
+ * @skb: the packet; ownership passes to the queue
+ */
+void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb)
+{
+	struct sk_buff *old = NULL;
+
+	skb_dst_drop(skb);
+	spin_lock_bh(&peer->staged.lock);
+	if (skb_queue_len(&peer->staged) >= FTV_STAGED_MAX)
+		old = __skb_dequeue(&peer->staged);
+	__skb_queue_tail(&peer->staged, skb);
+	spin_unlock_bh(&peer->staged.lock);
+	if (old) {
+		DEV_STATS_INC(peer->device->dev, tx_dropped);
+		kfree_skb(old);
+	}
+	ftv_timers_want_connection(peer);
+}
+
+/**
+ * ftv_peer_flush_staged - send what waited for the session
+ * @peer: the peer, which now has an established connection
+ */
+void ftv_peer_flush_staged(struct ftv_peer *peer)
+{
+	struct sk_buff_head queue;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&queue);
+	spin_lock_bh(&peer->staged.lock);
+	skb_queue_splice_init(&peer->staged, &queue);
+	spin_unlock_bh(&peer->staged.lock);
+	while ((skb = __skb_dequeue(&queue)) != NULL)
+		ftv_send_packet(peer, skb);
+}
+
+/**
+ * ftv_peer_install_conn - make @conn the peer's session
+ * @peer: the peer
+ * @conn: a connection whose keys are set
+ * @prefer_pending: if this side is opening a connection to the peer at the
+ *	same time, keep that one and refuse @conn
+ *
+ * The replaced connection lingers. Return: true if @conn was installed.
+ */
+bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
+			   bool prefer_pending)
+{
+	struct ftv_conn *old, *abandoned = NULL;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->is_dead)
+		goto refuse;
+	if (conn->is_initiator) {
+		if (peer->pending != conn)
+			goto refuse;
+		peer->pending = NULL;
+	} else if (peer->pending) {
+		/* Both sides dialled at once: the lower public key's
+		 * connection wins on both ends.
+		 */
+		if (prefer_pending)
+			goto refuse;
+		abandoned = peer->pending;
+		peer->pending = NULL;
+	}
+	old = rcu_dereference_protected(peer->conn,
+					lockdep_is_held(&peer->lock));
+	WRITE_ONCE(conn->state, FTV_CONN_ESTABLISHED);
+	if (hlist_unhashed(&conn->hash))
+		ftv_conn_hash(conn);
+	rcu_assign_pointer(peer->conn, conn);
+	peer->last_handshake = ktime_get_real_seconds();
+	learn_endpoint_locked(peer, &conn->tuple);
+	spin_unlock_bh(&peer->lock);
+	if (old)
+		ftv_conn_retire(old);
+	if (abandoned)
+		ftv_conn_retire(abandoned);
+	return true;
+
+refuse:
+	spin_unlock_bh(&peer->lock);
+	return false;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+
+#ifndef _FTV_PEER_H
+#define _FTV_PEER_H
+
+#include "messages.h"
+
+#include <linux/atomic.h>
+#include <linux/in6.h>
+#include <linux/kref.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <net/dst_cache.h>
+
+struct ftv_device;
+struct ftv_conn;
+
+enum ftv_peer_limits {
+	FTV_MAX_PEERS = 1U << 20,
+	FTV_MAX_ALLOWEDIPS = 1U << 16,
+};
+
+/* Why a received segment was dropped; index + 1 is the uapi attribute. */
+enum ftv_drop_reason {
+	FTV_DROP_BAD_AUTH,
+	FTV_DROP_REPLAY,
+	FTV_DROP_MALFORMED,
+	FTV_DROP_NO_SESSION,
+	FTV_DROP_NOT_ALLOWED,
+	FTV_DROP_MAX
+};
+
+/**
+ * struct ftv_drops - per-reason drop counters
+ * @count: one counter per enum ftv_drop_reason
+ */
+struct ftv_drops {
+	atomic64_t count[FTV_DROP_MAX];
+};
+
+static inline void ftv_drops_inc(struct ftv_drops *drops,
+				 enum ftv_drop_reason reason)
+{
+	atomic64_inc(&drops->count[reason]);
+}
+
+/**
+ * struct ftv_endpoint - where a peer's outer segments go
+ * @addr: IPv4 or IPv6 address and port; family AF_UNSPEC when unknown
+ */
+struct ftv_endpoint {
+	union {
+		struct sockaddr addr;
+		struct sockaddr_in addr4;
+		struct sockaddr_in6 addr6;
+	};
+};
+
+/**
+ * struct ftv_peer - a remote end of the tunnel
+ * @device: owning device
+ * @peer_list: entry in ftv_device.peer_list
+ * @pubkey_hash: entry in ftv_device.peer_hashtable
+ * @allowedips_list: this peer's nodes in the allowed-ips trie
+ * @public_key: the peer's static public key
+ * @lock: protects @preshared_key, @endpoint, @latest_timestamp, @pending and
+ *	replacing @conn; taken in softirq, so always with BHs off
+ * @preshared_key: mixed into every handshake; zero when unset
+ * @endpoint: configured or last authenticated address of the peer
+ * @latest_timestamp: newest handshake timestamp accepted from the peer
+ * @conn: the established connection, or NULL
+ * @pending: connection this side is opening, or NULL
+ * @staged: packets waiting for a session
+ * @connect_work: opens a connection from process context
+ * @connect_timer: gives up on @pending after a timeout
+ * @keepalive_timer: sends keepalives when persistent keepalive is on
+ * @persistent_keepalive: keepalive interval in seconds; 0 = off
+ * @last_sent: jiffies when data was last sent
+ * @rx_bytes: inner bytes received
+ * @tx_bytes: inner bytes sent
+ * @last_handshake: wall-clock seconds of the last completed handshake
+ * @drops: drops attributed to this peer
+ * @internal_id: number for debug messages
+ * @is_dead: set once removal starts; nothing new is scheduled after it
+ * @refcount: held by lookups that leave RCU to sleep
+ * @rcu: frees the peer after readers are done
+ */
+struct ftv_peer {
+	struct ftv_device *device;
+	struct list_head peer_list;
+	struct hlist_node pubkey_hash;
+	struct list_head allowedips_list;
+	u8 public_key[FTV_KEY_SIZE];
+	spinlock_t lock;
+	u8 preshared_key[FTV_KEY_SIZE];
+	struct ftv_endpoint endpoint;
+	u8 latest_timestamp[FTV_TIMESTAMP_SIZE];
+	struct ftv_conn __rcu *conn;
+	struct ftv_conn *pending;
+	struct sk_buff_head staged;
+	struct work_struct connect_work;
+	struct timer_list connect_timer;
+	struct timer_list keepalive_timer;
+	u16 persistent_keepalive;
+	unsigned long last_sent;
+	atomic64_t rx_bytes;
+	atomic64_t tx_bytes;
+	time64_t last_handshake;
+	struct ftv_drops drops;
+	u64 internal_id;
+	bool is_dead;
+	struct kref refcount;
+	struct rcu_head rcu;
+};
+
+struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
+				 const u8 public_key[FTV_KEY_SIZE]);
+void ftv_peer_remove(struct ftv_peer *peer);
+void ftv_peer_remove_all(struct ftv_device *fdev);
+struct ftv_peer *ftv_peer_lookup(struct ftv_device *fdev,
+				 const u8 public_key[FTV_KEY_SIZE]);
+struct ftv_peer *ftv_peer_get_maybe_zero(struct ftv_peer *peer);
+void ftv_peer_put(struct ftv_peer *peer);
+void ftv_peer_set_endpoint(struct ftv_peer *peer,
+			   const struct ftv_endpoint *endpoint);
+void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);
+void ftv_peer_flush_staged(struct ftv_peer *peer);
+void ftv_peer_reset_session(struct ftv_peer *peer);
+bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
+			   bool prefer_pending);
+
+#endif /* _FTV_PEER_H */

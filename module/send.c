@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sending: seal inner packets on the CPU that transmits them and wrap them,
+ * in the same skb, in a TCP header and an IPv4 or IPv6 header that the
+ * module builds itself. Segments leave through ip_local_out() in the
+ * namespace the device was created in, so the host's routing, netfilter
+ * and qdiscs apply to them as to any locally generated packet.
+ */
+
+#include "send.h"
+#include "conn.h"
+#include "crypto.h"
+#include "device.h"
+#include "faketcp.h"
+#include "peer.h"
+#include "timers.h"
+
+#include <linux/ip.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/tcp.h>
+
+static int route4(struct ftv_device *fdev, struct net *net,
+		  struct ftv_tuple *tuple, struct sk_buff *skb)
+{
+	struct flowi4 fl4 = {
+		.daddr = tuple->remote.s6_addr32[0],
+		.saddr = tuple->local.s6_addr32[0],
+		.flowi4_mark = READ_ONCE(fdev->fwmark),
+		.flowi4_proto = IPPROTO_TCP,
+		.fl4_sport = tuple->local_port,
+		.fl4_dport = tuple->remote_port,
+	};
+	struct rtable *rt;
+
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	if (unlikely(rt->dst.dev == fdev->dev)) {
+		/* The outer route leads back into the tunnel. */
+		ip_rt_put(rt);
+		return -ELOOP;
+	}
+	tuple->local.s6_addr32[0] = fl4.saddr;
+	if (skb)
+		skb_dst_set(skb, &rt->dst);
+	else
+		ip_rt_put(rt);
+	return 0;
+}
+
+static int route6(struct ftv_device *fdev, struct net *net,
+		  struct ftv_tuple *tuple, struct sk_buff *skb)
+{
+	struct flowi6 fl6 = {
+		.daddr = tuple->remote,
+		.saddr = tuple->local,
+		.flowi6_mark = READ_ONCE(fdev->fwmark),
+		.flowi6_proto = IPPROTO_TCP,
+		.fl6_sport = tuple->local_port,
+		.fl6_dport = tuple->remote_port,
+	};
+	struct dst_entry *dst;
+
+	if (!ipv6_mod_enabled())
+		return -EAFNOSUPPORT;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	if (unlikely(dst->dev == fdev->dev)) {
+		dst_release(dst);
+		return -ELOOP;
+	}
+	tuple->local = fl6.saddr;
+	if (skb)
+		skb_dst_set(skb, dst);
+	else
+		dst_release(dst);
+	return 0;
+}
+
+/**
+ * ftv_send_pick_source - fill in the local address a new tuple will use
+ * @fdev: the device
+ * @tuple: remote address and ports set, local address any
+ *
+ * Return: 0 or the routing error.
+ */
+int ftv_send_pick_source(struct ftv_device *fdev, struct ftv_tuple *tuple)
+{
+	struct net *net = READ_ONCE(fdev->creating_net);
+
+	if (!net)
+		return -ENETDOWN;
+	if (tuple->family == AF_INET)
+		return route4(fdev, net, tuple, NULL);
+	return route6(fdev, net, tuple, NULL);
+}
+
+static void push_tcp(struct sk_buff *skb, const struct ftv_tuple *tuple,
+		     const struct ftv_tcp_params *params)
+{
+	unsigned int hlen = ftv_faketcp_hlen(params->flags);
+	struct tcphdr *th;
+
+	th = skb_push(skb, hlen);
+	skb_reset_transport_header(skb);
+	ftv_faketcp_write(th, tuple->local_port, tuple->remote_port, params);
+
+	/* The device below, or the stack on its way out, completes it. */
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct tcphdr, check);
+	if (tuple->family == AF_INET)
+		th->check = ~tcp_v4_check(skb->len, tuple->local.s6_addr32[0],
+					  tuple->remote.s6_addr32[0], 0);
+	else
+		th->check = ~tcp_v6_check(skb->len, &tuple->local,
+					  &tuple->remote, 0);
+}
+
+static void push_ipv4(struct sk_buff *skb, const struct ftv_tuple *tuple,
+		      u16 id)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = 0;
+	iph->id = htons(id);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(skb_dst(skb));
+	iph->protocol = IPPROTO_TCP;
+	iph->saddr = tuple->local.s6_addr32[0];
+	iph->daddr = tuple->remote.s6_addr32[0];
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void push_ipv6(struct sk_buff *skb, const struct ftv_tuple *tuple)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, 0, 0);
+	ip6h->nexthdr = IPPROTO_TCP;
+	ip6h->hop_limit = ip6_dst_hoplimit(skb_dst(skb));
+	ip6h->saddr = tuple->local;
+	ip6h->daddr = tuple->remote;
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/*
+ * Wrap @skb's payload in TCP and IP headers for @tuple and send it. Consumes
+ * @skb. The tuple's local address was fixed when the connection was made,
+ * so the route lookup only confirms it.
+ */
+static int send_segment(struct ftv_device *fdev, struct ftv_tuple tuple,
+			struct sk_buff *skb,
+			const struct ftv_tcp_params *params, u16 ip_id)
+{
+	struct net *net = READ_ONCE(fdev->creating_net);
+	int ret;
+
+	if (unlikely(!net)) {
+		ret = -ENETDOWN;
+		goto err;
+	}
+	skb_scrub_packet(skb, !net_eq(net, dev_net(fdev->dev)));
+	memset(skb->cb, 0, sizeof(skb->cb));
+	skb->mark = READ_ONCE(fdev->fwmark);
+	skb->ignore_df = 0;
+	push_tcp(skb, &tuple, params);
+	if (tuple.family == AF_INET) {
+		ret = route4(fdev, net, &tuple, skb);
+		if (ret)
+			goto err;
+		push_ipv4(skb, &tuple, ip_id);
+		return ip_local_out(net, NULL, skb);
+	}
+	ret = route6(fdev, net, &tuple, skb);
+	if (ret)
+		goto err;
+	push_ipv6(skb, &tuple);
+	return ip6_local_out(net, NULL, skb);
+
+err:
+	net_dbg_ratelimited("%s: cannot send to %pI6c: %d\n", fdev->dev->name,
+			    &tuple.remote, ret);
+	DEV_STATS_INC(fdev->dev, tx_carrier_errors);
+	kfree_skb(skb);
+	return ret;
+}
+
+static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
+			u8 flags, unsigned int payload_len)
+{
+	u32 rcv_nxt = atomic_read(&conn->rcv_nxt);
+
+	params->flags = flags;
+	params->seq = atomic_add_return(payload_len, &conn->snd_nxt) -
+		      payload_len;
+	params->ack = rcv_nxt;
+	params->window = FTV_TCP_WINDOW >> FTV_TCP_WSCALE;
+	params->tsval = ftv_conn_tsval(conn);
+	params->tsecr = atomic_read(&conn->ts_recent);
+	params->mss = 0;
+	atomic_set(&conn->acked, rcv_nxt);
+}
+
+static int conn_send(struct ftv_conn *conn, struct sk_buff *skb, u8 flags)
+{
+	struct ftv_tcp_params params;
+
+	conn_params(conn, &params, flags, skb->len);
+	return send_segment(conn->device, conn->tuple, skb, &params,
+			    atomic_inc_return(&conn->ip_id));
+}
+
+static struct sk_buff *alloc_control(unsigned int payload_len)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(FTV_SEND_HEADROOM + FTV_TCP_SYN_HLEN + payload_len,
+			GFP_ATOMIC);
+	if (likely(skb))
+		skb_reserve(skb, FTV_SEND_HEADROOM + FTV_TCP_SYN_HLEN);
+	return skb;
+}
+
+/* Make room to seal in place: headers in front, the tag behind. */
+static int make_room(struct sk_buff *skb)
+{
+	unsigned int tail = skb_tailroom(skb);
+
+	if (unlikely(skb_linearize(skb)))
+		return -ENOMEM;
+	if (tail < FTV_TAG_SIZE || skb_cloned(skb) ||
+	    skb_headroom(skb) < FTV_SEND_HEADROOM)
+		return pskb_expand_head(skb,
+					max_t(int, 0, FTV_SEND_HEADROOM -
+						      skb_headroom(skb)),
+					max_t(int, 0, FTV_TAG_SIZE - tail),
+					GFP_ATOMIC);
+	return 0;
+}
+
+static void send_data(struct ftv_conn *conn, struct sk_buff *skb)
+{
+	unsigned int len = skb->len;
+	struct ftv_msg_data *msg;
+	u64 counter;
+
+	counter = atomic64_inc_return(&conn->send_counter) - 1;
+	if (unlikely(counter >= FTV_REJECT_AFTER_MESSAGES))
+		goto drop;
+	if (unlikely(make_room(skb)))
+		goto drop;
+	skb_put(skb, FTV_TAG_SIZE);
+	if (unlikely(ftv_crypto_seal(conn->send_tfm, counter, skb->data, len)))
+		goto drop;
+	msg = skb_push(skb, sizeof(*msg));
+	msg->counter = cpu_to_le64(counter);
+	if (len) {
+		atomic64_add(len, &conn->peer->tx_bytes);
+		dev_sw_netstats_tx_add(conn->device->dev, 1, len);
+	}
+	conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH);
+	return;
+
+drop:
+	DEV_STATS_INC(conn->device->dev, tx_errors);
+	kfree_skb(skb);
+}
+
+/**
+ * ftv_send_packet - send an inner packet to @peer, or hold it for later
+ * @peer: the peer chosen by allowed-ips
+ * @skb: the inner IP packet; consumed
+ */
+void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
+{
+	struct ftv_conn *conn;
+
+	rcu_read_lock_bh();
+	conn = rcu_dereference_bh(peer->conn);
+	if (likely(conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)) {
+		send_data(conn, skb);
+		ftv_timers_data_sent(peer);
+	} else {
+		ftv_peer_stage_packet(peer, skb);
+	}
+	rcu_read_unlock_bh();
+}
+
+/**
+ * ftv_send_keepalive - send an empty sealed message
+ * @conn: an established connection
+ */
+void ftv_send_keepalive(struct ftv_conn *conn)
+{
+	struct sk_buff *skb = alloc_control(FTV_DATA_OVERHEAD);
+
+	if (likely(skb))
+		send_data(conn, skb);
+}
+
+/**
+ * ftv_send_syn - open (or retry opening) the connection
+ * @conn: a connection in SYN_SENT
+ */
+void ftv_send_syn(struct ftv_conn *conn)
+{
+	struct ftv_tcp_params params = {
+		.seq = atomic_read(&conn->snd_nxt) - 1,
+		.flags = TCPHDR_SYN,
+		.window = 64240,
+		.tsval = ftv_conn_tsval(conn),
+		.mss = conn->tuple.family == AF_INET ? 1460 : 1440,
+	};
+	struct sk_buff *skb = alloc_control(0);
+
+	if (likely(skb))
+		send_segment(conn->device, conn->tuple, skb, &params,
+			     atomic_inc_return(&conn->ip_id));
+}
+
+/**
+ * ftv_send_synack - answer a SYN on the listen port
+ * @fdev: the device
+ * @tuple: the SYN's tuple as seen from here
+ * @params: the SYN-ACK's sequence, acknowledgement and timestamps
+ */
+void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
+		     const struct ftv_tcp_params *params)
+{
+	struct sk_buff *skb = alloc_control(0);
+
+	if (likely(skb))
+		send_segment(fdev, *tuple, skb, params, 0);
+}
+
+/**
+ * ftv_send_ack - send a segment without payload
+ * @conn: the connection
+ */
+void ftv_send_ack(struct ftv_conn *conn)
+{
+	struct sk_buff *skb = alloc_control(0);
+
+	if (likely(skb))
+		conn_send(conn, skb, TCPHDR_ACK);
+}
+
+/**
+ * ftv_send_payload - send bytes as they are, for the handshake messages
+ * @conn: the connection
+ * @data: the payload
+ * @len: its length
+ */
+void ftv_send_payload(struct ftv_conn *conn, const void *data,
+		      unsigned int len)
+{
+	struct sk_buff *skb = alloc_control(len);
+
+	if (likely(skb)) {
+		skb_put_data(skb, data, len);
+		conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH);
+	}
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+
+#ifndef _FTV_SEND_H
+#define _FTV_SEND_H
+
+#include <linux/skbuff.h>
+
+struct ftv_conn;
+struct ftv_device;
+struct ftv_peer;
+struct ftv_tuple;
+struct ftv_tcp_params;
+
+/* Headroom for the outer headers, the data header and a link layer. */
+#define FTV_SEND_HEADROOM (LL_MAX_HEADER + FTV_OUTER_MAX_HLEN + \
+			   sizeof(struct ftv_msg_data))
+
+void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
+void ftv_send_keepalive(struct ftv_conn *conn);
+void ftv_send_syn(struct ftv_conn *conn);
+void ftv_send_ack(struct ftv_conn *conn);
+void ftv_send_payload(struct ftv_conn *conn, const void *data,
+		      unsigned int len);
+void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
+		     const struct ftv_tcp_params *params);
+int ftv_send_pick_source(struct ftv_device *fdev, struct ftv_tuple *tuple);
+
+#endif /* _FTV_SEND_H */

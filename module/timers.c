@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-peer timers: retrying and giving up on a connection that is being
+ * opened, and persistent keepalives. Everything checks is_dead before
+ * re-arming, so ftv_timers_stop() after the peer is marked dead is final.
+ */
+
+#include "timers.h"
+#include "conn.h"
+#include "device.h"
+#include "peer.h"
+#include "send.h"
+
+static bool peer_alive(struct ftv_peer *peer)
+{
+	return !READ_ONCE(peer->is_dead);
+}
+
+static void connect_work(struct work_struct *work)
+{
+	struct ftv_peer *peer = container_of(work, struct ftv_peer,
+					     connect_work);
+
+	if (peer_alive(peer))
+		ftv_conn_open(peer);
+}
+
+/* Retransmit the SYN, or abandon the attempt once it has taken too long. */
+static void connect_expired(struct timer_list *timer)
+{
+	struct ftv_peer *peer = from_timer(peer, timer, connect_timer);
+	struct ftv_conn *conn;
+	bool resend = false;
+
+	rcu_read_lock_bh();
+	spin_lock_bh(&peer->lock);
+	conn = peer->pending;
+	if (conn && time_after(jiffies, conn->created +
+			       msecs_to_jiffies(FTV_CONNECT_TIMEOUT_MS))) {
+		peer->pending = NULL;
+		ftv_conn_retire(conn);
+		conn = NULL;
+		if (!skb_queue_empty_lockless(&peer->staged) ||
+		    READ_ONCE(peer->persistent_keepalive))
+			ftv_timers_want_connection(peer);
+	} else if (conn) {
+		resend = READ_ONCE(conn->state) == FTV_CONN_SYN_SENT;
+	}
+	spin_unlock_bh(&peer->lock);
+	if (resend)
+		ftv_send_syn(conn);
+	if (conn && peer_alive(peer))
+		mod_timer(&peer->connect_timer,
+			  jiffies + msecs_to_jiffies(FTV_SYN_RETRANSMIT_MS));
+	rcu_read_unlock_bh();
+}
+
+static void keepalive_expired(struct timer_list *timer)
+{
+	struct ftv_peer *peer = from_timer(peer, timer, keepalive_timer);
+	unsigned int interval = READ_ONCE(peer->persistent_keepalive);
+	struct ftv_conn *conn;
+
+	if (!interval || !peer_alive(peer))
+		return;
+	rcu_read_lock_bh();
+	conn = rcu_dereference_bh(peer->conn);
+	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED) {
+		if (time_after_eq(jiffies, READ_ONCE(peer->last_sent) +
+				  (interval - 1) * HZ))
+			ftv_send_keepalive(conn);
+	} else {
+		ftv_timers_want_connection(peer);
+	}
+	rcu_read_unlock_bh();
+	mod_timer(&peer->keepalive_timer, jiffies + interval * HZ);
+}
+
+/**
+ * ftv_timers_init - set up a new peer's timers and work
+ * @peer: the peer
+ */
+void ftv_timers_init(struct ftv_peer *peer)
+{
+	INIT_WORK(&peer->connect_work, connect_work);
+	timer_setup(&peer->connect_timer, connect_expired, 0);
+	timer_setup(&peer->keepalive_timer, keepalive_expired, 0);
+}
+
+/**
+ * ftv_timers_stop - stop everything; the peer must already be dead
+ * @peer: the peer
+ */
+void ftv_timers_stop(struct ftv_peer *peer)
+{
+	del_timer_sync(&peer->connect_timer);
+	del_timer_sync(&peer->keepalive_timer);
+	cancel_work_sync(&peer->connect_work);
+	del_timer_sync(&peer->connect_timer);
+}
+
+/**
+ * ftv_timers_want_connection - open a connection soon if there is none
+ * @peer: the peer
+ */
+void ftv_timers_want_connection(struct ftv_peer *peer)
+{
+	if (peer_alive(peer))
+		queue_work(ftv_wq, &peer->connect_work);
+}
+
+/**
+ * ftv_timers_connect_started - a SYN went out for a new connection
+ * @peer: the peer
+ */
+void ftv_timers_connect_started(struct ftv_peer *peer)
+{
+	if (peer_alive(peer))
+		mod_timer(&peer->connect_timer,
+			  jiffies + msecs_to_jiffies(FTV_SYN_RETRANSMIT_MS));
+}
+
+/**
+ * ftv_timers_connected - a session was established
+ * @peer: the peer
+ */
+void ftv_timers_connected(struct ftv_peer *peer)
+{
+	del_timer(&peer->connect_timer);
+	ftv_timers_keepalive_changed(peer);
+}
+
+/**
+ * ftv_timers_data_sent - note activity, which makes a keepalive unneeded
+ * @peer: the peer
+ */
+void ftv_timers_data_sent(struct ftv_peer *peer)
+{
+	if (READ_ONCE(peer->last_sent) != jiffies)
+		WRITE_ONCE(peer->last_sent, jiffies);
+}
+
+/**
+ * ftv_timers_keepalive_changed - (re)start keepalives after a change
+ * @peer: the peer
+ */
+void ftv_timers_keepalive_changed(struct ftv_peer *peer)
+{
+	unsigned int interval = READ_ONCE(peer->persistent_keepalive);
+
+	if (!interval)
+		del_timer(&peer->keepalive_timer);
+	else if (peer_alive(peer) && !timer_pending(&peer->keepalive_timer))
+		mod_timer(&peer->keepalive_timer, jiffies + interval * HZ);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * ftv: an encrypted layer-3 tunnel carried in fake TCP segments.
+ *
+ * Generic netlink interface, family "ftv". docs/netlink/ftv.yaml is the
+ * authoritative description; this header must match it.
+ *
+ * FTV_CMD_GET_DEVICE (dump only)
+ *   Request: FTV_A_IFINDEX or FTV_A_IFNAME selects one device; with neither,
+ *   every ftv device in the caller's network namespace is dumped.
+ *   Reply: one or more messages per device. The first carries the device
+ *   attributes (FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_PUBLIC_KEY,
+ *   FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_DROPS); each carries a slice of
+ *   FTV_A_PEERS. Userspace merges messages with the same FTV_A_IFINDEX.
+ *
+ * FTV_CMD_SET_DEVICE
+ *   FTV_A_IFINDEX or FTV_A_IFNAME, then any of FTV_A_PRIVATE_KEY (32 bytes,
+ *   all zero removes it), FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_FLAGS.
+ *
+ * FTV_CMD_NEW_PEER / FTV_CMD_SET_PEER / FTV_CMD_DEL_PEER
+ *   FTV_A_IFINDEX or FTV_A_IFNAME, and one FTV_A_PEER nest holding
+ *   FTV_PEER_A_PUBLIC_KEY and, for NEW and SET, any of the writable peer
+ *   attributes. NEW fails with EEXIST if the peer exists, SET and DEL with
+ *   ENOENT if it does not.
+ */
+
+#ifndef _UAPI_LINUX_FTV_H
+#define _UAPI_LINUX_FTV_H
+
+#define FTV_GENL_NAME		"ftv"
+#define FTV_GENL_VERSION	1
+
+#define FTV_KEY_LEN		32
+
+enum ftv_cmd {
+	FTV_CMD_UNSPEC,
+	FTV_CMD_GET_DEVICE,
+	FTV_CMD_SET_DEVICE,
+	FTV_CMD_NEW_PEER,
+	FTV_CMD_SET_PEER,
+	FTV_CMD_DEL_PEER,
+
+	__FTV_CMD_MAX,
+	FTV_CMD_MAX = (__FTV_CMD_MAX - 1)
+};
+
+/* FTV_A_FLAGS */
+enum ftv_device_flag {
+	/* Remove every peer not named in this request (reserved for setconf) */
+	FTV_DEVICE_F_REPLACE_PEERS = 1U << 0,
+	__FTV_DEVICE_F_ALL = FTV_DEVICE_F_REPLACE_PEERS
+};
+
+enum ftv_device_attr {
+	FTV_A_UNSPEC,
+	FTV_A_IFINDEX,		/* u32 */
+	FTV_A_IFNAME,		/* string, < IFNAMSIZ */
+	FTV_A_PRIVATE_KEY,	/* binary, FTV_KEY_LEN; set only */
+	FTV_A_PUBLIC_KEY,	/* binary, FTV_KEY_LEN; get only */
+	FTV_A_LISTEN_PORT,	/* u16, host order; 0 = none */
+	FTV_A_FWMARK,		/* u32; 0 = none */
+	FTV_A_FLAGS,		/* u32, enum ftv_device_flag */
+	FTV_A_DROPS,		/* nest, enum ftv_drops_attr; get only */
+	FTV_A_PEERS,		/* nest of FTV_A_PEER; get only */
+	FTV_A_PEER,		/* nest, enum ftv_peer_attr */
+
+	__FTV_A_LAST,
+	FTV_A_MAX = (__FTV_A_LAST - 1)
+};
+
+/* FTV_PEER_A_FLAGS */
+enum ftv_peer_flag {
+	/* Replace the peer's allowed-ips instead of adding to them */
+	FTV_PEER_F_REPLACE_ALLOWEDIPS = 1U << 0,
+	/* Forget the endpoint (the peer then only answers) */
+	FTV_PEER_F_REMOVE_ENDPOINT = 1U << 1,
+	/* Forget the pre-shared key */
+	FTV_PEER_F_REMOVE_PRESHARED_KEY = 1U << 2,
+	__FTV_PEER_F_ALL = FTV_PEER_F_REPLACE_ALLOWEDIPS |
+			   FTV_PEER_F_REMOVE_ENDPOINT |
+			   FTV_PEER_F_REMOVE_PRESHARED_KEY
+};
+
+/* FTV_PEER_A_STATE */
+enum ftv_peer_state {
+	FTV_PEER_STATE_IDLE,		/* no connection, nothing under way */
+	FTV_PEER_STATE_CONNECTING,	/* TCP handshake or key exchange */
+	FTV_PEER_STATE_ESTABLISHED,	/* session keys in use */
+};
+
+enum ftv_peer_attr {
+	FTV_PEER_A_UNSPEC,
+	FTV_PEER_A_PUBLIC_KEY,		/* binary, FTV_KEY_LEN */
+	FTV_PEER_A_PRESHARED_KEY,	/* binary, FTV_KEY_LEN; set only */
+	FTV_PEER_A_FLAGS,		/* u32, enum ftv_peer_flag; set only */
+	FTV_PEER_A_ENDPOINT_IPV4,	/* binary, 4 bytes, network order */
+	FTV_PEER_A_ENDPOINT_IPV6,	/* binary, 16 bytes, network order */
+	FTV_PEER_A_ENDPOINT_PORT,	/* u16, host order */
+	FTV_PEER_A_PERSISTENT_KEEPALIVE, /* u16, seconds; 0 = off */
+	FTV_PEER_A_ALLOWEDIPS,		/* nest of FTV_PEER_A_ALLOWEDIP */
+	FTV_PEER_A_ALLOWEDIP,		/* nest, enum ftv_allowedip_attr */
+	FTV_PEER_A_LAST_HANDSHAKE,	/* u64, unix seconds; get only */
+	FTV_PEER_A_RX_BYTES,		/* u64; get only */
+	FTV_PEER_A_TX_BYTES,		/* u64; get only */
+	FTV_PEER_A_DROPS,		/* nest, enum ftv_drops_attr; get only */
+	FTV_PEER_A_STATE,		/* u8, enum ftv_peer_state; get only */
+	FTV_PEER_A_PAD,
+
+	__FTV_PEER_A_LAST,
+	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
+};
+
+enum ftv_allowedip_attr {
+	FTV_ALLOWEDIP_A_UNSPEC,
+	FTV_ALLOWEDIP_A_FAMILY,		/* u16, AF_INET or AF_INET6 */
+	FTV_ALLOWEDIP_A_IPADDR,		/* binary, 4 or 16 bytes */
+	FTV_ALLOWEDIP_A_CIDR_MASK,	/* u8, prefix length */
+
+	__FTV_ALLOWEDIP_A_LAST,
+	FTV_ALLOWEDIP_A_MAX = (__FTV_ALLOWEDIP_A_LAST - 1)
+};
+
+/* Why a received segment was dropped; each a u64 counter. */
+enum ftv_drops_attr {
+	FTV_DROPS_A_UNSPEC,
+	FTV_DROPS_A_BAD_AUTH,		/* failed authentication */
+	FTV_DROPS_A_REPLAY,		/* counter replayed or too old */
+	FTV_DROPS_A_MALFORMED,		/* could not be parsed */
+	FTV_DROPS_A_NO_SESSION,		/* no session to open it with */
+	FTV_DROPS_A_NOT_ALLOWED,	/* inner source outside allowed-ips */
+	FTV_DROPS_A_PAD,
+
+	__FTV_DROPS_A_LAST,
+	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)
+};
+
+#endif /* _UAPI_LINUX_FTV_H */
