@@ -8,6 +8,9 @@
 #ifndef _FTV_COMPAT_H
 #define _FTV_COMPAT_H
 
+/* Every message the module prints names it. */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/version.h>
 #include <linux/netdevice.h>
 #include <net/genetlink.h>

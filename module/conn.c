@@ -30,7 +30,10 @@ static void conn_free_work(struct work_struct *work)
 	struct ftv_conn *conn = container_of(to_rcu_work(work),
 					     struct ftv_conn, free_work);
 
-	pr_debug("%s: connection %u:%u destroyed\n", conn->device->dev->name,
+	/* The device may be gone by now: print only what the connection
+	 * owns.
+	 */
+	pr_debug("connection %u:%u destroyed\n",
 		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
 	ftv_conn_free(conn);
 }
@@ -60,8 +63,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	ftv_replay_init(&conn->replay);
 	INIT_HLIST_NODE(&conn->hash);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
-	pr_debug("%s: connection %u:%u created\n", fdev->dev->name,
-		 ntohs(tuple->local_port), ntohs(tuple->remote_port));
+	pr_debug("connection %u:%u created\n", ntohs(tuple->local_port),
+		 ntohs(tuple->remote_port));
 	return conn;
 }
 

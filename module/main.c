@@ -20,7 +20,7 @@ static int __init ftv_selftests(void)
 #ifdef DEBUG
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
 	    !ftv_faketcp_selftest()) {
-		pr_err("ftv: self-tests failed\n");
+		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}
 #endif
@@ -46,7 +46,7 @@ static int __init ftv_mod_init(void)
 	ret = ftv_genetlink_init();
 	if (ret)
 		goto err_device;
-	pr_info("ftv: fake-TCP tunnel %s loaded\n", FTV_VERSION);
+	pr_info("fake-TCP tunnel %s loaded\n", FTV_VERSION);
 	return 0;
 
 err_device:

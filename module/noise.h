@@ -50,8 +50,4 @@ int ftv_noise_consume_resp(struct ftv_peer *peer,
 			   const struct ftv_msg_resp *msg,
 			   struct ftv_session_keys *keys);
 
-#ifdef DEBUG
-bool ftv_noise_selftest(void);
-#endif
-
 #endif /* _FTV_NOISE_H */

@@ -36,12 +36,12 @@ bool __init ftv_replay_selftest(void)
 	for (i = 0; i < ARRAY_SIZE(replay_cases); ++i) {
 		if (ftv_replay_check(replay, replay_cases[i].counter) !=
 		    replay_cases[i].fresh) {
-			pr_err("ftv: replay self-test %zu: failed\n", i + 1);
+			pr_err("replay self-test %zu: failed\n", i + 1);
 			ok = false;
 		}
 	}
 	kfree(replay);
 	if (ok)
-		pr_info("ftv: replay self-tests: pass\n");
+		pr_info("replay self-tests: pass\n");
 	return ok;
 }

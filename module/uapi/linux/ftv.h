@@ -17,6 +17,9 @@
  *   FTV_A_IFINDEX or FTV_A_IFNAME, then any of FTV_A_PRIVATE_KEY (32 bytes,
  *   all zero removes it), FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_FLAGS.
  *
+ * A peer is never split across dump messages. FTV_PEER_F_REPLACE_ALLOWEDIPS
+ * without FTV_PEER_A_ALLOWEDIPS (or with an empty one) clears the list.
+ *
  * FTV_CMD_NEW_PEER / FTV_CMD_SET_PEER / FTV_CMD_DEL_PEER
  *   FTV_A_IFINDEX or FTV_A_IFNAME, and one FTV_A_PEER nest holding
  *   FTV_PEER_A_PUBLIC_KEY and, for NEW and SET, any of the writable peer
@@ -46,7 +49,7 @@ enum ftv_cmd {
 
 /* FTV_A_FLAGS */
 enum ftv_device_flag {
-	/* Remove every peer not named in this request (reserved for setconf) */
+	/* Remove every existing peer before applying this request */
 	FTV_DEVICE_F_REPLACE_PEERS = 1U << 0,
 	__FTV_DEVICE_F_ALL = FTV_DEVICE_F_REPLACE_PEERS
 };

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Included at the end of faketcp.c in debug builds. */
+
+/* A SYN exactly as Linux 6.1 lays it out: mss 1460, sackOK, TS, nop,
+ * wscale 7.
+ */
+static const u8 linux_syn_options[] __initconst = {
+	2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+};
+
+/* Malformed option areas that must be refused. */
+static const u8 bad_options[][8] __initconst = {
+	{ 2, 4, 5, 1, 3, 3, 7, 8 },	/* a kind with no room for its length */
+	{ 2, 1, 0, 0, 0, 0, 0, 0 },	/* length below two */
+	{ 8, 9, 0, 0, 0, 0, 0, 0 },	/* timestamp with a wrong length */
+	{ 1, 1, 1, 1, 1, 1, 1, 2 },	/* kind without a length byte */
+};
+
+static bool __init faketcp_roundtrip(void)
+{
+	struct ftv_tcp_params params = {
+		.seq = 0xdeadbeef, .ack = 0, .flags = TCPHDR_SYN,
+		.window = 64240, .tsval = 1, .tsecr = 0, .mss = 1460,
+	};
+	u8 buf[FTV_TCP_SYN_HLEN];
+	struct tcphdr *th = (struct tcphdr *)buf;
+	struct ftv_tcp_options opts;
+
+	ftv_faketcp_write(th, htons(1), htons(2), &params);
+	if (memcmp(th + 1, linux_syn_options, sizeof(linux_syn_options)) ||
+	    th->doff * 4 != FTV_TCP_SYN_HLEN || ntohl(th->seq) != params.seq)
+		return false;
+	if (ftv_faketcp_parse_options(th, &opts) || opts.mss != 1460 ||
+	    !opts.sack_ok || !opts.has_ts || opts.tsval != 1 ||
+	    opts.wscale != FTV_TCP_WSCALE)
+		return false;
+	params.flags = TCPHDR_ACK | TCPHDR_PSH;
+	params.tsval = 77;
+	params.tsecr = 99;
+	ftv_faketcp_write(th, htons(1), htons(2), &params);
+	return th->doff * 4 == FTV_TCP_HLEN &&
+	       !ftv_faketcp_parse_options(th, &opts) && opts.has_ts &&
+	       opts.tsval == 77 && opts.tsecr == 99 && opts.wscale == -1;
+}
+
+/**
+ * ftv_faketcp_selftest - check the header codec against Linux's layout
+ *
+ * Return: true if every case passes.
+ */
+bool __init ftv_faketcp_selftest(void)
+{
+	u8 buf[sizeof(struct tcphdr) + 8];
+	struct tcphdr *th = (struct tcphdr *)buf;
+	struct ftv_tcp_options opts;
+	bool ok = faketcp_roundtrip();
+	size_t i;
+
+	memset(th, 0, sizeof(*th));
+	th->doff = sizeof(buf) / 4;
+	for (i = 0; i < ARRAY_SIZE(bad_options); ++i) {
+		memcpy(th + 1, bad_options[i], 8);
+		if (!ftv_faketcp_parse_options(th, &opts)) {
+			pr_err("faketcp self-test: bad option %zu\n", i);
+			ok = false;
+		}
+	}
+	if (ok)
+		pr_info("faketcp self-tests: pass\n");
+	else
+		pr_err("faketcp self-tests: fail\n");
+	return ok;
+}
