@@ -418,11 +418,21 @@ def resolve(nl, name):
     return family
 
 
+# Where Python's errno module picks another alias for a number than the
+# kernel's sources use.
+KERNEL_ERRNO_NAMES = {errno.EOPNOTSUPP: "EOPNOTSUPP", errno.EAGAIN: "EAGAIN",
+                      errno.EDEADLK: "EDEADLK"}
+
+
+def errno_name(err):
+    return KERNEL_ERRNO_NAMES.get(err) or errno.errorcode.get(err, str(err))
+
+
 def report(err, tlvs, where):
     if err == 0:
         print("errno=0")
     else:
-        print("errno=%s" % errno.errorcode.get(err, str(err)))
+        print("errno=%s" % errno_name(err))
         print("errno_num=%d" % err)
     if NLMSGERR_ATTR_MSG in tlvs:
         print("msg=%s" % tlvs[NLMSGERR_ATTR_MSG].rstrip(b"\0")

@@ -296,29 +296,20 @@ ftv_module_loaded()
 	[ -d /sys/module/ftv ]
 }
 
-# ftv_require : bail out unless the module is loaded and ftvctl exists.
-# A missing module is a failure, not a skip: it is what is being tested.
+# ftv_require_module : bail out unless the module is loaded. A missing
+# module is a failure, not a skip: it is what is being tested.
+ftv_require_module()
+{
+	ftv_module_loaded && return 0
+	ftv_load_module >/dev/null 2>&1 ||
+		ktap_bail "ftv module is not loaded and could not be loaded from $FTV_KO"
+}
+
+# ftv_require : the module and ftvctl
 ftv_require()
 {
-	if ! ftv_module_loaded; then
-		ftv_load_module >/dev/null 2>&1 ||
-			ktap_bail "ftv module is not loaded and could not be loaded from $FTV_KO"
-	fi
-	if [ "${1:-}" != noftvctl ] && [ ! -x "$FTVCTL" ]; then
-		ktap_bail "ftvctl not found at $FTVCTL (make tools?)"
-	fi
-}
-
-# ftvctl ARGS... : the tool under test
-ftvctl()
-{
-	"$FTVCTL" "$@"
-}
-
-# ftvnl ARGS... : the raw netlink client
-ftvnl()
-{
-	"$PYTHON" "$FTVNL" "$@"
+	ftv_require_module
+	[ -x "$FTVCTL" ] || ktap_bail "ftvctl not found at $FTVCTL (make tools?)"
 }
 
 # ftvnl_in NS ARGS... : the raw netlink client in namespace NS
@@ -334,8 +325,8 @@ ftvnl_in()
 ftv_keypair()
 {
 	tmpdir
-	ftvctl genkey >"$FTV_TMP/$1.key" || return 1
-	ftvctl pubkey <"$FTV_TMP/$1.key" >"$FTV_TMP/$1.pub" || return 1
+	(umask 077 && "$FTVCTL" genkey >"$FTV_TMP/$1.key") || return 1
+	"$FTVCTL" pubkey <"$FTV_TMP/$1.key" >"$FTV_TMP/$1.pub" || return 1
 	[ -s "$FTV_TMP/$1.pub" ]
 }
 
@@ -386,4 +377,70 @@ kmsg_mark()
 dmesg_since()
 {
 	dmesg | awk -v m="$1" 'found { print } index($0, m) { found = 1 }'
+}
+
+# ---------------------------------------------------------------- topologies
+
+FTV_PORT=${FTV_PORT:-51820}
+
+# pair_underlay [4|6] : namespaces A and B joined by veth0 <-> veth0,
+# 10.0.0.1/24 + fd00::1/64 in A, 10.0.0.2/24 + fd00::2/64 in B. Sets
+# $A, $B and $B_ENDPOINT (B's address and $FTV_PORT, in the family given,
+# default 4) for A's peer entry.
+pair_underlay()
+{
+	local fam=${1:-4}
+
+	ns_create A B || return 1
+	veth_pair "$A" veth0 "$B" veth0 || return 1
+	ip -n "$A" addr add 10.0.0.1/24 dev veth0 || return 1
+	ip -n "$B" addr add 10.0.0.2/24 dev veth0 || return 1
+	ip -n "$A" -6 addr add fd00::1/64 dev veth0 nodad || return 1
+	ip -n "$B" -6 addr add fd00::2/64 dev veth0 nodad || return 1
+	if [ "$fam" = 6 ]; then
+		B_ENDPOINT="[fd00::2]:$FTV_PORT"
+	else
+		B_ENDPOINT="10.0.0.2:$FTV_PORT"
+	fi
+}
+
+# ftv_dev NS N : ftv0 in NS with 10.9.0.N/24 and fd09::N/64, up
+ftv_dev()
+{
+	ip -n "$1" link add name ftv0 type ftv || return 1
+	ip -n "$1" addr add "10.9.0.$2/24" dev ftv0 || return 1
+	ip -n "$1" -6 addr add "fd09::$2/64" dev ftv0 nodad || return 1
+	ip -n "$1" link set ftv0 up
+}
+
+# pair_ftv : ftv0 in A (10.9.0.1, fd09::1) and B
+# (10.9.0.2, fd09::2), keys a and b from ftvctl genkey. Both listen on
+# $FTV_PORT; A knows B's endpoint (A initiates), B does not (B responds).
+# $B_PEER_KEY, if set, replaces A's public key in B's peer entry.
+pair_ftv()
+{
+	ftv_keypair a && ftv_keypair b || return 1
+	ftv_dev "$A" 1 && ftv_dev "$B" 2 || return 1
+	nsx "$A" "$FTVCTL" set ftv0 private-key "$FTV_TMP/a.key" \
+		listen-port "$FTV_PORT" || return 1
+	nsx "$B" "$FTVCTL" set ftv0 private-key "$FTV_TMP/b.key" \
+		listen-port "$FTV_PORT" || return 1
+	nsx "$A" "$FTVCTL" peer add ftv0 "$(pubkey_of b)" \
+		endpoint "$B_ENDPOINT" allowed-ips 10.9.0.2/32,fd09::2/128 ||
+		return 1
+	nsx "$B" "$FTVCTL" peer add ftv0 "${B_PEER_KEY:-$(pubkey_of a)}" \
+		allowed-ips 10.9.0.1/32,fd09::1/128
+}
+
+# ping_ok NS ADDR : one echo answered within a second
+ping_ok()
+{
+	ip netns exec "$1" ping -q -c 1 -W 1 "$2" >/dev/null 2>&1
+}
+
+# connect_ping NS ADDR [TIMEOUT] : ping until the first answer; the first
+# packets wait for the fake TCP connection and the key exchange.
+connect_ping()
+{
+	wait_for "${3:-30}" ping_ok "$1" "$2"
 }

@@ -64,6 +64,18 @@ echo "$mark" >/dev/kmsg 2>/dev/null
 echo "TAP version 13"
 echo "1..$((${#tests[@]} + 1))"
 
+# Options from ./config the running kernel lacks (a note, not a failure:
+# the tests that need them will say so).
+kconfig=/boot/config-$(uname -r)
+if [ -r "$kconfig" ] && [ -r config ]; then
+	while IFS= read -r opt; do
+		[ -n "$opt" ] || continue
+		name=${opt%%=*}
+		grep -qE "^$name=[ym]" "$kconfig" ||
+			echo "# kernel config lacks $opt"
+	done <config
+fi
+
 i=0
 for t in "${tests[@]}"; do
 	i=$((i + 1))

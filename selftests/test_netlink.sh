@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Rejections of the ftv generic netlink family: every bad request must
+# fail with the right errno and an extack message that names the problem.
+# Requests are built by ftvnl.py, which can also send what ftvctl never
+# would (wrong lengths, unknown types, truncated attributes).
+#
+#   ns N
+#   +-----------------------------------------+
+#   |  lo            ftv0            ftv1     |
+#   |  (not ftv)     (under test)    (holds   |
+#   |                                 port    |
+#   |                                 4000)   |
+#   +-----------------------------------------+
+#
+# No traffic flows. Messages are matched on a key word, case-insensitive;
+# errnos exactly.
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+trap cleanup EXIT
+
+ktap_plan 31
+ftv_require
+
+# nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
+# expect ERRNO (0 for success; "A|B" for either) and, for errors, a message containing WORD
+# (any non-empty message if WORD is "", no message needed if WORD is "-").
+nl_expect()
+{
+	nl_expect_as root "$@"
+}
+
+# nl_expect_as USER DESC ERRNO WORD ARG... : the same, as USER
+nl_expect_as()
+{
+	local user=$1 desc=$2 want=$3 word=$4 out got msg
+	local runas=()
+	shift 4
+
+	[ "$user" = root ] ||
+		runas=(setpriv --reuid="$user" --regid="$user" --clear-groups)
+	out=$(nsx "$N" "${runas[@]}" "$PYTHON" "$FTVNL" "$@" 2>&1)
+	got=$(sed -n 's/^errno=//p' <<<"$out")
+	msg=$(sed -n 's/^msg=//p' <<<"$out")
+	LAST_OUT=$out
+	if ! [[ "|$want|" == *"|$got|"* ]] || [ -z "$got" ]; then
+		ktap_fail "$desc"
+		ktap_diag "expected errno $want, got ${got:-nothing}"
+	elif [ "$want" != 0 ] && [ "$word" != - ] && [ -z "$msg" ]; then
+		ktap_fail "$desc"
+		ktap_diag "$got without an extack message"
+	elif [ "$want" != 0 ] && [ "$word" != - ] && [ -n "$word" ] &&
+	     ! grep -qiF -- "$word" <<<"$msg"; then
+		ktap_fail "$desc"
+		ktap_diag "extack message does not mention '$word'"
+	else
+		ktap_ok "$desc"
+		return 0
+	fi
+	ktap_diag "ftvnl.py $*"
+	ktap_diag <<<"$out"
+	return 1
+}
+
+ns_create N || ktap_bail "cannot create namespace"
+nsx "$N" ip link add name ftv0 type ftv || ktap_bail "cannot create ftv0"
+nsx "$N" ip link add name ftv1 type ftv || ktap_bail "cannot create ftv1"
+nsx "$N" ip link set ftv0 up
+
+rand_key()
+{
+	head -c 32 /dev/urandom | base64
+}
+PEER=$(rand_key)
+OTHER=$(rand_key)
+
+# ---- device selection
+nl_expect "set on a non-ftv device: EOPNOTSUPP" EOPNOTSUPP "not an ftv device" \
+	set_device ifname=lo listen_port=1
+nl_expect "set without ifindex or ifname: EINVAL" EINVAL "device" \
+	set_device listen_port=1
+nl_expect "set on a nonexistent device: ENODEV" ENODEV "" \
+	set_device ifname=nosuch0 listen_port=1
+nl_expect "set on a nonexistent ifindex: ENODEV" ENODEV "" \
+	set_device ifindex=999999 listen_port=1
+
+# ---- device attributes
+# Length and range violations are caught by the netlink policy, which
+# answers ERANGE ("binary attribute size out of range", "integer out of
+# range") for exact-length and range checks; EINVAL is allowed too.
+nl_expect "31-byte private key: ERANGE or EINVAL (policy)" "ERANGE|EINVAL" "" \
+	set_device ifname=ftv0 private_key=rand:31
+if grep -q '^offs=.* attr=private_key$' <<<"$LAST_OUT"; then
+	ktap_ok "policy rejection points at the private key (extack offset)"
+else
+	ktap_fail "policy rejection points at the private key (extack offset)"
+	ktap_diag <<<"$LAST_OUT"
+fi
+nl_expect "32-byte private key and listen port are accepted" 0 "" \
+	set_device ifname=ftv0 private_key=rand:32 listen_port=5000
+nl_expect "listen port as u32 instead of u16: EINVAL (policy)" EINVAL "" \
+	set_device ifname=ftv0 listen_port:u32=5001
+nl_expect "unknown device flag: EINVAL or EOPNOTSUPP" "EINVAL|EOPNOTSUPP" "" \
+	set_device ifname=ftv0 flags=0x80000000
+nl_expect "ftv1 takes listen port 4000" 0 "" \
+	set_device ifname=ftv1 listen_port=4000
+nl_expect "listen port used by another ftv device: EADDRINUSE" EADDRINUSE "port" \
+	set_device ifname=ftv0 listen_port=4000
+
+# ---- peers
+nl_expect "peer add without a public key: EINVAL" EINVAL "public key" \
+	new_peer ifname=ftv0 'peer{' endpoint_port=1 '}'
+nl_expect "peer add" 0 "" \
+	new_peer ifname=ftv0 'peer{' public_key="b64:$PEER" '}'
+nl_expect "peer add twice: EEXIST" EEXIST "exists" \
+	new_peer ifname=ftv0 'peer{' public_key="b64:$PEER" '}'
+nl_expect "peer set on an unknown peer: ENOENT" ENOENT "no such peer" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$OTHER" persistent_keepalive=5 '}'
+nl_expect "peer del on an unknown peer: ENOENT" ENOENT "no such peer" \
+	del_peer ifname=ftv0 'peer{' public_key="b64:$OTHER" '}'
+
+own=$(ftvnl_in "$N" --dump get_device ifname=ftv0 | sed -n 's/^  public_key: b64://p')
+if [ -n "$own" ]; then
+	nl_expect "peer add with the device's own public key: EINVAL" EINVAL "own" \
+		new_peer ifname=ftv0 'peer{' public_key="b64:$own" '}'
+else
+	ktap_fail "peer add with the device's own public key: EINVAL"
+	ktap_diag "could not read ftv0's public key back"
+	ktap_diag < <(ftvnl_in "$N" --dump get_device ifname=ftv0 2>&1)
+fi
+
+nl_expect "allowed-ip 10.9.0.0/33: EINVAL" EINVAL "prefix" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'allowedips{' \
+	'allowedip{' family=inet ipaddr=10.9.0.0 cidr_mask=33 '}' '}' '}'
+nl_expect "allowed-ip fd09::/129: ERANGE (policy) or EINVAL" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'allowedips{' \
+	'allowedip{' family=inet6 ipaddr=fd09:: cidr_mask=129 '}' '}' '}'
+nl_expect "allowed-ip AF_INET with a 16-byte address: EINVAL" EINVAL "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'allowedips{' \
+	'allowedip{' family=inet ipaddr=fd09::1 cidr_mask=32 '}' '}' '}'
+nl_expect "endpoint with both IPv4 and IPv6: EINVAL" EINVAL "endpoint" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" \
+	endpoint_ipv4=10.0.0.1 endpoint_ipv6=fd00::1 endpoint_port=4000 '}'
+nl_expect "endpoint address without a port: EINVAL" EINVAL "port" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" endpoint_ipv4=10.0.0.1 '}'
+
+# ---- malformed messages
+nl_expect "unknown top-level attribute type: EINVAL" EINVAL "" \
+	set_device ifname=ftv0 200:u32=1
+nl_expect "unknown attribute type inside the peer nest: EINVAL" EINVAL "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 99:u32=1 '}'
+nl_expect "peer attribute that is not a nest: EINVAL" EINVAL "" \
+	new_peer ifname=ftv0 peer:u32=1
+# An attribute header claiming 200 bytes with 4 left: truncated.
+nl_expect "truncated attribute: EINVAL" EINVAL "" \
+	--tail c8000200 set_device ifname=ftv0
+
+# ---- permissions
+nl_expect_as 65534 "set without CAP_NET_ADMIN: EPERM" EPERM - \
+	set_device ifname=ftv0 listen_port=6000
+nl_expect_as 65534 "get without CAP_NET_ADMIN: EPERM" EPERM - \
+	--dump get_device ifname=ftv0
+
+# ---- ftvctl passes the kernel's message on
+out=$(nsx "$N" "$FTVCTL" set lo listen-port 7000 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ] && grep -qiF "not an ftv device" <<<"$out"; then
+	ktap_ok "ftvctl set on lo: non-zero exit, kernel message on stderr"
+else
+	ktap_fail "ftvctl set on lo: non-zero exit, kernel message on stderr"
+	ktap_diag "exit $rc, stderr: $out"
+fi
+out=$(nsx "$N" "$FTVCTL" peer del ftv0 "$OTHER" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ] && grep -qiF "no such peer" <<<"$out"; then
+	ktap_ok "ftvctl peer del of an unknown peer: non-zero exit, kernel message on stderr"
+else
+	ktap_fail "ftvctl peer del of an unknown peer: non-zero exit, kernel message on stderr"
+	ktap_diag "exit $rc, stderr: $out"
+fi
+
+nl_expect "peer del" 0 "" \
+	del_peer ifname=ftv0 'peer{' public_key="b64:$PEER" '}'
+
+ktap_finish
