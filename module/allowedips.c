@@ -284,14 +284,13 @@ int ftv_allowedips_read_node(const struct ftv_allowedips_node *node,
 /**
  * ftv_allowedips_init - start an empty trie
  * @table: the trie
- * @update_lock: lock every writer holds
+ * @lock: lock every writer holds
  */
-void ftv_allowedips_init(struct ftv_allowedips *table,
-			 struct mutex *update_lock)
+void ftv_allowedips_init(struct ftv_allowedips *table, struct mutex *lock)
 {
 	RCU_INIT_POINTER(table->root4, NULL);
 	RCU_INIT_POINTER(table->root6, NULL);
-	table->update_lock = update_lock;
+	table->update_lock = lock;
 }
 
 int __init ftv_allowedips_slab_init(void)

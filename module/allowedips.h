@@ -40,13 +40,12 @@ struct ftv_allowedips_node {
 struct ftv_allowedips {
 	struct ftv_allowedips_node __rcu *root4;
 	struct ftv_allowedips_node __rcu *root6;
-	struct mutex *update_lock;
+	struct mutex *update_lock; /* held by writers; readers use RCU */
 };
 
 int ftv_allowedips_slab_init(void);
 void ftv_allowedips_slab_uninit(void);
-void ftv_allowedips_init(struct ftv_allowedips *table,
-			 struct mutex *update_lock);
+void ftv_allowedips_init(struct ftv_allowedips *table, struct mutex *lock);
 int ftv_allowedips_insert(struct ftv_allowedips *table, int family,
 			  const void *addr, u8 cidr, struct ftv_peer *peer);
 void ftv_allowedips_remove_by_peer(struct ftv_allowedips *table,

@@ -15,12 +15,12 @@
 #include <linux/netdevice.h>
 #include <net/genetlink.h>
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#if KERNEL_VERSION(6, 1, 0) > LINUX_VERSION_CODE
 #error "ftv needs Linux 6.1 or newer"
 #endif
 
 /* 6.10 turned NETIF_F_LLTX into the dev->lltx bit. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 10, 0)
+#if KERNEL_VERSION(6, 10, 0) > LINUX_VERSION_CODE
 #define COMPAT_LLTX_IS_A_FEATURE
 #endif
 
@@ -34,7 +34,7 @@ static inline void ftv_compat_set_lltx(struct net_device *dev)
 }
 
 /* 6.6 moved the parsed dump attributes into genl_dumpit_info::info. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#if KERNEL_VERSION(6, 6, 0) > LINUX_VERSION_CODE
 #define COMPAT_DUMPIT_INFO_HAS_NO_INFO
 #endif
 

@@ -20,7 +20,7 @@
 
 static u32 tuple_hash(const struct ftv_tuple *tuple)
 {
-	return jhash2(tuple->remote.s6_addr32, 4,
+	return jhash2((__force const u32 *)tuple->remote.s6_addr32, 4,
 		      (__force u32)tuple->remote_port << 16 |
 		      (__force u32)tuple->local_port);
 }

@@ -54,12 +54,12 @@ struct ftv_device {
 	struct net_device *dev;
 	struct net *creating_net;
 	struct list_head device_list;
-	struct mutex device_update_lock;
+	struct mutex device_update_lock; /* configuration, see above */
 	struct list_head peer_list;
 	unsigned int num_peers;
 	DECLARE_HASHTABLE(peer_hashtable, 11);
 	DECLARE_HASHTABLE(conn_hashtable, 11);
-	spinlock_t conn_lock;
+	spinlock_t conn_lock; /* writers of conn_hashtable */
 	struct ftv_allowedips allowedips;
 	struct ftv_identity __rcu *identity;
 	u16 listen_port;

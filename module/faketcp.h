@@ -9,7 +9,7 @@
 /**
  * struct ftv_tcp_params - what goes into one fake TCP header
  * @seq: sequence number
- * @ack: acknowledgement number (used when @flags has ACK)
+ * @ack: acknowledgment number (used when @flags has ACK)
  * @flags: TCPHDR_* flags
  * @window: window field as sent (already scaled down)
  * @tsval: timestamp value

@@ -65,11 +65,11 @@ static struct ftv_device *lookup_device(struct net *net, struct nlattr **attrs,
 {
 	struct net_device *dev = NULL;
 
-	if (attrs[FTV_A_IFINDEX])
+	if (attrs[FTV_A_IFINDEX]) {
 		dev = dev_get_by_index(net, nla_get_u32(attrs[FTV_A_IFINDEX]));
-	else if (attrs[FTV_A_IFNAME])
+	} else if (attrs[FTV_A_IFNAME]) {
 		dev = dev_get_by_name(net, nla_data(attrs[FTV_A_IFNAME]));
-	else {
+	} else {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "device missing: give FTV_A_IFINDEX or FTV_A_IFNAME");
 		return ERR_PTR(-EINVAL);

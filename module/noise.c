@@ -107,8 +107,8 @@ static void seal(u8 *dst, const u8 *src, size_t len, u8 hash[FTV_HASH_SIZE],
 	mix_hash(hash, dst, ftv_sealed_len(len));
 }
 
-static bool unseal(u8 *dst, const u8 *src, size_t len, u8 hash[FTV_HASH_SIZE],
-		 const u8 key[FTV_KEY_SIZE])
+static bool unseal(u8 *dst, const u8 *src, size_t len,
+		   u8 hash[FTV_HASH_SIZE], const u8 key[FTV_KEY_SIZE])
 {
 	if (!chacha20poly1305_decrypt(dst, src, ftv_sealed_len(len), hash,
 				      FTV_HASH_SIZE, 0, key))
@@ -223,8 +223,8 @@ struct ftv_peer *ftv_noise_consume_init(struct ftv_device *fdev,
 	if (!mix_dh(hs->chaining_key, key, identity->private_key,
 		    msg->ephemeral))
 		goto out;
-	if (!unseal(initiator_static, msg->sealed_static, FTV_KEY_SIZE, hs->hash,
-		  key))
+	if (!unseal(initiator_static, msg->sealed_static, FTV_KEY_SIZE,
+		    hs->hash, key))
 		goto out;
 	peer = ftv_peer_lookup(fdev, initiator_static);
 	if (!peer)

@@ -197,7 +197,7 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 }
 
 static void learn_endpoint_locked(struct ftv_peer *peer,
-					   const struct ftv_tuple *tuple)
+				  const struct ftv_tuple *tuple)
 {
 	struct ftv_endpoint *ep = &peer->endpoint;
 

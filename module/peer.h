@@ -49,7 +49,9 @@ static inline void ftv_drops_inc(struct ftv_drops *drops,
 
 /**
  * struct ftv_endpoint - where a peer's outer segments go
- * @addr: IPv4 or IPv6 address and port; family AF_UNSPEC when unknown
+ * @addr: generic view; family AF_UNSPEC when unknown
+ * @addr4: the IPv4 address and port
+ * @addr6: the IPv6 address and port
  */
 struct ftv_endpoint {
 	union {
@@ -94,7 +96,7 @@ struct ftv_peer {
 	struct hlist_node pubkey_hash;
 	struct list_head allowedips_list;
 	u8 public_key[FTV_KEY_SIZE];
-	spinlock_t lock;
+	spinlock_t lock; /* handshake and endpoint state, see above */
 	u8 preshared_key[FTV_KEY_SIZE];
 	struct ftv_endpoint endpoint;
 	u8 latest_timestamp[FTV_TIMESTAMP_SIZE];

@@ -33,7 +33,7 @@
  * @th: its TCP header, linear in the skb
  * @opts: its TCP options
  * @seq: sequence number
- * @ack: acknowledgement number
+ * @ack: acknowledgment number
  * @flags: TCPHDR_* flags
  * @payload_off: offset of the payload from skb->data
  * @payload_len: payload length

@@ -23,7 +23,7 @@ enum ftv_replay_limits {
  * @bitmap: ring of seen flags indexed by counter modulo the ring size
  */
 struct ftv_replay {
-	spinlock_t lock;
+	spinlock_t lock; /* the window below */
 	u64 greatest;
 	unsigned long bitmap[FTV_REPLAY_LONGS];
 };

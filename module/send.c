@@ -333,7 +333,7 @@ void ftv_send_syn(struct ftv_conn *conn)
  * ftv_send_synack - answer a SYN on the listen port
  * @fdev: the device
  * @tuple: the SYN's tuple as seen from here
- * @params: the SYN-ACK's sequence, acknowledgement and timestamps
+ * @params: the SYN-ACK's sequence, acknowledgment and timestamps
  */
 void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 		     const struct ftv_tcp_params *params)

@@ -136,8 +136,13 @@ void ftv_timers_connected(struct ftv_peer *peer)
  */
 void ftv_timers_data_sent(struct ftv_peer *peer)
 {
-	if (READ_ONCE(peer->last_sent) != jiffies)
-		WRITE_ONCE(peer->last_sent, jiffies);
+	unsigned long now = jiffies;
+
+	/* Skip the store when it would not change anything, to keep the
+	 * cache line shared between CPUs that transmit at once.
+	 */
+	if (READ_ONCE(peer->last_sent) != now)
+		WRITE_ONCE(peer->last_sent, now);
 }
 
 /**

@@ -83,7 +83,7 @@ bool __init ftv_allowedips_selftest(void)
 {
 	struct ftv_allowedips table;
 	struct ftv_peer *peers;
-	struct mutex lock;
+	struct mutex lock; /* stands in for the device's update lock */
 	bool ok;
 	int i;
 
