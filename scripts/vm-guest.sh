@@ -5,13 +5,16 @@
 # FTV_NO_VM=1): loads ftv.ko, runs the command, and leaves the results in
 # OUTDIR, the directory the host can read back.
 #
-#	scripts/vm-guest.sh OUTDIR LOAD CMD [ARG...]
+#	scripts/vm-guest.sh OUTDIR LOAD KO CMD [ARG...]
+#
+# LOAD is 1 to load KO first; KO is exported as FTV_KO for the tests.
 
 set -u
 
 out=$1
 load=$2
-shift 2
+export FTV_KO=$3
+shift 3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 

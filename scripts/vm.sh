@@ -4,7 +4,7 @@
 # Boot an installed kernel with virtme-ng and run a command in it, as root,
 # in the repository directory, with ftv.ko loaded first.
 #
-#	scripts/vm.sh [-k KERNEL] [-o OUTDIR] [--no-load] [--] CMD [ARG...]
+#	scripts/vm.sh [-k KERNEL] [-o OUTDIR] [-m KO] [--no-load] [--] CMD [ARG...]
 #
 # -k KERNEL   version or prefix, resolved by scripts/kernel.sh (default
 #             $KVER, else $FTV_KERNEL, else 6.1)
@@ -15,6 +15,8 @@
 #               load.log    what loading the module printed
 #               dmesg.log   the guest's kernel log at the end
 #               console.log everything the VM printed (host side)
+# -m KO       the ftv.ko to load (default module/ftv.ko); the tests see it
+#             as $FTV_KO
 # --no-load   do not load ftv.ko before running CMD
 #
 # The guest's / is the host's, read-only; /tmp is a throwaway overlay.
@@ -31,11 +33,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 kernel=${KVER:-${FTV_KERNEL:-6.1}}
 out=$ROOT/.vm-out
 load=1
+ko=$ROOT/module/ftv.ko
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k) kernel=$2; shift 2 ;;
 	-o) out=$2; shift 2 ;;
+	-m) ko=$(realpath "$2"); shift 2 ;;
 	--no-load) load=0; shift ;;
 	--) shift; break ;;
 	-h | --help) sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -57,7 +61,7 @@ mkdir -p "$out/logs"
 # Keep the results out of git status without touching .gitignore.
 [ -f "$out/.gitignore" ] || echo '*' >"$out/.gitignore"
 
-guest_cmd=$(printf '%q ' "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$@")
+guest_cmd=$(printf '%q ' "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$ko" "$@")
 
 if [ "${FTV_NO_VM:-0}" = 1 ]; then
 	echo "vm.sh: FTV_NO_VM=1, running on this host ($(uname -r))"
