@@ -33,7 +33,11 @@ run()
 	alice) ns=$ALICE ;;
 	bob) ns=$BOB ;;
 	esac
-	echo "$host# $*"
+	if [ "$1" = sh ] && [ "$2" = -c ]; then
+		echo "$host# $3"
+	else
+		echo "$host# $*"
+	fi
 	ip netns exec "$ns" "$@"
 }
 
@@ -47,6 +51,8 @@ ftv_module_loaded || ftv_load_module || die "cannot load the ftv module"
 [ -x "$FTVCTL" ] || die "ftvctl not built (make tools)"
 ns_create ALICE BOB || die "cannot create namespaces"
 tmpdir
+# Key files are named relative to here in the transcript.
+cd "$FTV_TMP" || die "no temporary directory"
 # Let run show plain "ftvctl" in the transcript.
 PATH="$(dirname "$FTVCTL"):$PATH"
 export PATH
@@ -59,10 +65,10 @@ run bob ip addr add 10.0.0.2/24 dev veth0
 run bob ip link set veth0 up
 
 heading "2. Keys (the private keys stay in files; only public keys are shown)"
-run alice sh -c "umask 077; ftvctl genkey > $FTV_TMP/alice.key"
-run alice sh -c "ftvctl pubkey < $FTV_TMP/alice.key | tee $FTV_TMP/alice.pub"
-run bob sh -c "umask 077; ftvctl genkey > $FTV_TMP/bob.key"
-run bob sh -c "ftvctl pubkey < $FTV_TMP/bob.key | tee $FTV_TMP/bob.pub"
+run alice sh -c "umask 077; ftvctl genkey > alice.key"
+run alice sh -c "ftvctl pubkey < alice.key | tee alice.pub"
+run bob sh -c "umask 077; ftvctl genkey > bob.key"
+run bob sh -c "ftvctl pubkey < bob.key | tee bob.pub"
 
 heading "3. The tunnel devices"
 for host in alice bob; do
@@ -73,13 +79,13 @@ for host in alice bob; do
 	run "$host" ip link set ftv0 up
 done
 run alice ip -d link show ftv0
-run alice ftvctl set ftv0 private-key "$FTV_TMP/alice.key" listen-port 51820 ||
+run alice ftvctl set ftv0 private-key alice.key listen-port 51820 ||
 	die "ftvctl set failed"
-run alice ftvctl peer add ftv0 "$(cat "$FTV_TMP/bob.pub")" \
+run alice ftvctl peer add ftv0 "$(cat bob.pub)" \
 	endpoint 10.0.0.2:51820 allowed-ips 10.9.0.2/32 || die "ftvctl peer add failed"
-run bob ftvctl set ftv0 private-key "$FTV_TMP/bob.key" listen-port 51820 ||
+run bob ftvctl set ftv0 private-key bob.key listen-port 51820 ||
 	die "ftvctl set failed"
-run bob ftvctl peer add ftv0 "$(cat "$FTV_TMP/alice.pub")" \
+run bob ftvctl peer add ftv0 "$(cat alice.pub)" \
 	allowed-ips 10.9.0.1/32 || die "ftvctl peer add failed"
 
 heading "4. Configuration as ftvctl shows it"
