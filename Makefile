@@ -2,7 +2,8 @@
 #
 # ftv top-level Makefile.
 #
-#   make [KDIR=...] [W=1] [C=1|2]   build module/ftv.ko and tools/ftvctl/ftvctl
+#   make [KDIR=...] [W=1] [C=1|2] [FTV_DEBUG=1]
+#                                   build module/ftv.ko and tools/ftvctl/ftvctl
 #   make install [DESTDIR=...] [PREFIX=...]
 #   make check [KVER=6.12 | FTV_KERNEL=6.12] [TEST_PROGS="test_ping.sh"]
 #                                   selftests in a VM (default: Debian's 6.1)
@@ -20,18 +21,21 @@ KDIR := $(shell d=/lib/modules/$$(uname -r)/build; \
 	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
 endif
 
-PREFIX ?= /usr/local
+# PREFIX and DESTDIR go to tools/ftvctl's install (PREFIX defaults to /usr
+# there); DESTDIR also becomes INSTALL_MOD_PATH for the module.
 DESTDIR ?=
 
-# W=, C= and V= go to kbuild as given.
+# W=, C=, V= and FTV_DEBUG= (module self-tests at load) go to kbuild.
 KBUILD := $(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(W),W=$(W)) $(if $(C),C=$(C)) \
-	  $(if $(V),V=$(V))
+	  $(if $(V),V=$(V)) $(if $(FTV_DEBUG),FTV_DEBUG=$(FTV_DEBUG))
 
 LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
 STYLE_DIR := .cache/linux-source-6.1
 CHECKPATCH := $(STYLE_DIR)/scripts/checkpatch.pl
 KERNEL_DOC ?= $(firstword $(wildcard /usr/src/linux-kbuild-6.1/scripts/kernel-doc) kernel-doc)
-MODULE_SRCS = $(sort $(shell find module -name '*.[ch]' 2>/dev/null))
+MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/dev/null)))
+# compat.h is the one file allowed to test LINUX_VERSION_CODE (STYLE.md).
+CHECKPATCH_COMPAT := module/compat.h
 SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
 
 .PHONY: all module tools clean install check demo check-style
@@ -48,7 +52,7 @@ tools:
 
 install: module tools
 	$(KBUILD) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
-	$(MAKE) -C tools/ftvctl install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools/ftvctl install $(if $(PREFIX),PREFIX=$(PREFIX)) DESTDIR=$(DESTDIR)
 
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -77,7 +81,12 @@ $(CHECKPATCH): $(LINUX_SOURCE_TAR)
 check-style: $(CHECKPATCH)
 	@rc=0; \
 	echo "== checkpatch --strict (module/)"; \
-	$(CHECKPATCH) --strict --no-tree --quiet --show-types -f $(MODULE_SRCS) || rc=1; \
+	$(CHECKPATCH) --strict --no-tree --quiet --show-types \
+		-f $(filter-out $(CHECKPATCH_COMPAT),$(MODULE_SRCS)) || rc=1; \
+	if [ -f $(CHECKPATCH_COMPAT) ]; then \
+		$(CHECKPATCH) --strict --no-tree --quiet --show-types \
+			--ignore LINUX_VERSION_CODE -f $(CHECKPATCH_COMPAT) || rc=1; \
+	fi; \
 	echo "== kernel-doc -none (module/)"; \
 	out=$$($(KERNEL_DOC) -none $(MODULE_SRCS) 2>&1); \
 	if [ -n "$$out" ]; then echo "$$out"; rc=1; fi; \

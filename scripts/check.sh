@@ -10,7 +10,9 @@
 # Environment: KVER or FTV_KERNEL picks the kernel (a version or prefix
 # for scripts/kernel.sh, default 6.1); FTV_NO_VM=1 runs on this host with
 # its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
-# TEST_PROGS limits which selftests run; MAKE is the make to use.
+# TEST_PROGS limits which selftests run; MAKE is the make to use;
+# FTV_DEBUG=1 (the default here; FTV_DEBUG= to turn it off) builds the
+# module with -DDEBUG, so that its own self-tests run when it is loaded.
 #
 # For check, the last line printed is always "N passed, N failed"; a build
 # that fails or a VM that dies before reporting counts as one failure.
@@ -21,6 +23,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 MAKE=${MAKE:-make}
 what=${1:-check}
+FTV_DEBUG=${FTV_DEBUG-1}
 failed=0
 
 summary()
@@ -66,7 +69,8 @@ if ! tar -C "$ROOT" -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 	--exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
 	--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' Kbuild module |
      tar -C "$build" -xf - ||
-   ! $MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$build" modules; then
+   ! $MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$build" \
+	${FTV_DEBUG:+FTV_DEBUG="$FTV_DEBUG"} modules; then
 	echo "check: building the module failed; nothing to test"
 	[ "$what" = check ] && summary 0 1
 	exit 1

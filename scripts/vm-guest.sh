@@ -31,9 +31,13 @@ if [ "$load" = 1 ]; then
 				tee -a "$out/load.log"
 		fi
 	fi
+	mark="vm-guest: loading ftv $$"
+	echo "$mark" >/dev/kmsg
 	if ftv_load_module >>"$out/load.log" 2>&1; then
 		echo "vm-guest: ftv loaded ($(cat /sys/module/ftv/version 2>/dev/null || echo "no version"))"
+		dmesg_since "$mark" | sed 's/^/vm-guest:   /'
 	else
+		dmesg_since "$mark" >>"$out/load.log"
 		echo "vm-guest: loading ftv failed; the tests will report it:"
 		sed 's/^/vm-guest:   /' "$out/load.log"
 	fi

@@ -22,7 +22,8 @@
 # The guest's / is the host's, read-only; /tmp is a throwaway overlay.
 # The exit status is CMD's, or 125 if the VM did not get to report one.
 #
-# Environment: FTV_KVM (auto, 0 or 1; default auto: use KVM if a probe boot
+# TEST_PROGS, FTV_TEST_TIMEOUT, FTV_TRANSFER_MB and FTV_PORT are passed on
+# to the guest. Environment: FTV_KVM (auto, 0 or 1; default auto: use KVM if a probe boot
 # with it works), FTV_VM_CPUS (2), FTV_VM_MEMORY (2G), FTV_VM_TIMEOUT
 # (seconds for the whole boot, default 2700), FTV_NO_VM=1 (run CMD on this
 # host instead, loading the module into the running kernel).
@@ -61,7 +62,12 @@ mkdir -p "$out/logs"
 # Keep the results out of git status without touching .gitignore.
 [ -f "$out/.gitignore" ] || echo '*' >"$out/.gitignore"
 
-guest_cmd=$(printf '%q ' "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$ko" "$@")
+# The guest does not inherit this environment; pass on what the tests read.
+envs=()
+for v in TEST_PROGS FTV_TEST_TIMEOUT FTV_TRANSFER_MB FTV_PORT; do
+	[ -n "${!v:-}" ] && envs+=("$v=${!v}")
+done
+guest_cmd=$(printf '%q ' env "${envs[@]}" "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$ko" "$@")
 
 if [ "${FTV_NO_VM:-0}" = 1 ]; then
 	echo "vm.sh: FTV_NO_VM=1, running on this host ($(uname -r))"
