@@ -111,5 +111,5 @@ pass=${pass:-0}
 if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	fail=1
 fi
-echo "check: logs in .vm-out/ (output.log, dmesg.log, logs/*.log)"
+echo "check: logs in .vm-out/ (output.log, logs/*.log, dmesg.log, kernel.log)"
 summary "$pass" $((fail + failed))

@@ -74,8 +74,10 @@ done
 $APT install -t bookworm-backports $kernel_pkgs
 
 # virtme-ng boots the installed kernels with the host's root file system.
+# The version scripts/vm.sh was written against; its options do change.
+VNG_VERSION=1.42
 if ! command -v vng >/dev/null 2>&1; then
-	pip3 install --break-system-packages -q virtme-ng
+	pip3 install --break-system-packages -q "virtme-ng==$VNG_VERSION"
 fi
 
 echo "$VERSION" >"$STAMP"

@@ -15,6 +15,9 @@
 #               load.log    what loading the module printed
 #               dmesg.log   the guest's kernel log at the end
 #               console.log everything the VM printed (host side)
+#               kernel.log  the guest's kernel console (loglevel 7), written
+#                           by qemu, so an oops or panic is kept even when
+#                           the guest dies
 # -m KO       the ftv.ko to load (default module/ftv.ko); the tests see it
 #             as $FTV_KO
 # --no-load   do not load ftv.ko before running CMD
@@ -56,7 +59,7 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -f "$out/output.log" "$out/rc" "$out/load.log" "$out/dmesg.log" \
-	"$out/console.log"
+	"$out/console.log" "$out/kernel.log"
 rm -rf "$out/logs"
 mkdir -p "$out/logs"
 # Keep the results out of git status without touching .gitignore.
@@ -85,8 +88,13 @@ if ! command -v vng >/dev/null 2>&1; then
 	exit 125
 fi
 
+# vng sends the serial console to /dev/null unless --verbose, and then it
+# floods the terminal; a virtio console into a file keeps what matters
+# when the guest crashes (panic=-1 makes qemu exit at once).
 vng_args=(-r "$image" --cpus "${FTV_VM_CPUS:-2}"
-	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out")
+	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out"
+	--qemu-opts="-chardev file,id=ftvklog,path=$out/kernel.log -device virtconsole,chardev=ftvklog"
+	--append "console=hvc0 loglevel=7")
 
 # KVM is used only when a short probe boot with it succeeds: /dev/kvm can
 # exist and still fail in qemu (nested virtualisation without the MSRs
@@ -115,7 +123,8 @@ if [ ! -f "$out/rc" ]; then
 		echo "vm.sh: the VM did not finish within ${FTV_VM_TIMEOUT:-2700}s" >&2
 	fi
 	echo "vm.sh: the guest did not report an exit code (vng exit $vng_rc);" \
-		"it probably crashed: see $out/console.log" >&2
+		"it probably crashed. The end of its kernel log ($out/kernel.log):" >&2
+	tail -n 60 "$out/kernel.log" 2>/dev/null | sed 's/^/vm.sh:   /' >&2
 	exit 125
 fi
 exit "$(cat "$out/rc")"
