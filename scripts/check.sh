@@ -14,8 +14,9 @@
 # FTV_DEBUG=1 (the default here; FTV_DEBUG= to turn it off) builds the
 # module with -DDEBUG, so that its own self-tests run when it is loaded.
 #
-# For check, the last line printed is always "N passed, N failed"; a build
-# that fails or a VM that dies before reporting counts as one failure.
+# For check, the last line printed is always "N passed, N failed", over
+# the selftests in the VM and ftvctl's own tests on the host; a build that
+# fails or a VM that dies before reporting counts as one failure.
 
 set -u
 
@@ -84,6 +85,23 @@ if ! $MAKE --no-print-directory tools; then
 	failed=1
 fi
 
+# ftvctl's own tests need no module and run here, on the host; their
+# cases count like the selftests'.
+host_pass=0
+host_fail=0
+if [ "$what" = check ] && [ "$failed" = 0 ] &&
+   grep -q '^check:' tools/ftvctl/Makefile 2>/dev/null; then
+	step "ftvctl's tests (host, no module needed)"
+	log=$ROOT/.cache/ftvctl-check.log
+	$MAKE --no-print-directory -C tools/ftvctl check </dev/null 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	host_pass=$(grep -cE '^ok [0-9]+' "$log")
+	host_fail=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$rc" -ne 0 ] && [ "$host_fail" -eq 0 ]; then
+		host_fail=1
+	fi
+fi
+
 if [ "$what" = demo ]; then
 	step "demo in a VM running $kver"
 	scripts/vm.sh -k "$kver" -m "$ko" -- selftests/demo.sh
@@ -111,5 +129,7 @@ pass=${pass:-0}
 if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	fail=1
 fi
+echo "check: selftests in the VM: $pass passed, $fail failed;" \
+	"ftvctl's tests on the host: $host_pass passed, $host_fail failed"
 echo "check: logs in .vm-out/ (output.log, logs/*.log, dmesg.log, kernel.log)"
-summary "$pass" $((fail + failed))
+summary $((pass + host_pass)) $((fail + failed + host_fail))

@@ -18,9 +18,9 @@ trap cleanup EXIT
 SIZE_MB=${FTV_TRANSFER_MB:-50}
 TCP_PORT=5001
 
+command -v nc >/dev/null || ktap_skip_all "nc (netcat-openbsd) is not installed"
 ktap_plan 4
 ftv_require
-command -v nc >/dev/null || ktap_skip_all "nc (netcat-openbsd) is not installed"
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"

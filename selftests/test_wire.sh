@@ -25,9 +25,9 @@ trap cleanup EXIT
 
 CHECKS="only_tcp handshake syn_options synack_options no_rst seq acks timestamps"
 
+command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 ktap_plan 10
 ftv_require
-command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
