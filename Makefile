@@ -57,7 +57,7 @@ install: module tools
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	if [ -f tools/ftvctl/Makefile ]; then $(MAKE) -C tools/ftvctl clean; fi
-	rm -rf .vm-out
+	rm -rf .vm-out .cache/build .cache/ftvctl-check.log
 
 # scripts/check.sh installs what is missing, builds for the test kernel,
 # boots it and ends with "N passed, N failed".
