@@ -89,6 +89,15 @@ static struct ftv_device *lookup_device(struct net *net, struct nlattr **attrs,
 	return netdev_priv(dev);
 }
 
+static const u16 drop_attr[FTV_DROP_MAX] = {
+	[FTV_DROP_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
+	[FTV_DROP_REPLAY] = FTV_DROPS_A_REPLAY,
+	[FTV_DROP_MALFORMED] = FTV_DROPS_A_MALFORMED,
+	[FTV_DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
+	[FTV_DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
+	[FTV_DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
+};
+
 static int put_drops(struct sk_buff *skb, int attr,
 		     const struct ftv_drops *drops)
 {
@@ -98,7 +107,7 @@ static int put_drops(struct sk_buff *skb, int attr,
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < FTV_DROP_MAX; ++i)
-		if (nla_put_u64_64bit(skb, i + FTV_DROPS_A_BAD_AUTH,
+		if (nla_put_u64_64bit(skb, drop_attr[i],
 				      atomic64_read(&drops->count[i]),
 				      FTV_DROPS_A_PAD))
 			goto err;

@@ -193,6 +193,7 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 {
 	spin_lock_bh(&peer->lock);
 	peer->endpoint = *endpoint;
+	peer->endpoint_configured = endpoint->addr.sa_family != AF_UNSPEC;
 	spin_unlock_bh(&peer->lock);
 }
 
@@ -285,12 +286,15 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	}
 	old = rcu_dereference_protected(peer->conn,
 					lockdep_is_held(&peer->lock));
+	WRITE_ONCE(conn->established, jiffies);
 	WRITE_ONCE(conn->state, FTV_CONN_ESTABLISHED);
 	if (hlist_unhashed(&conn->hash))
 		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);
 	peer->last_handshake = ktime_get_real_seconds();
-	learn_endpoint_locked(peer, &conn->tuple);
+	/* A configured endpoint is where this side dials; keep it. */
+	if (!peer->endpoint_configured)
+		learn_endpoint_locked(peer, &conn->tuple);
 	spin_unlock_bh(&peer->lock);
 	if (old)
 		ftv_conn_retire(old);

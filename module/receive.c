@@ -202,6 +202,11 @@ static void receive_listen(struct ftv_device *fdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
+	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROP_RATELIMITED);
+		kfree_skb(skb);
+		return;
+	}
 	if (skb_queue_len(&fdev->handshake_queue) >= FTV_HANDSHAKE_QUEUE_MAX) {
 		DEV_STATS_INC(fdev->dev, rx_dropped);
 		kfree_skb(skb);
@@ -238,6 +243,15 @@ static void maybe_ack(struct ftv_conn *conn)
 	if ((u32)atomic_read(&conn->rcv_nxt) - (u32)atomic_read(&conn->acked) >=
 	    FTV_ACK_EVERY_BYTES)
 		ftv_send_ack(conn);
+}
+
+/* The opener of a session also renews it when it mostly receives. */
+static void maybe_rekey(struct ftv_conn *conn)
+{
+	if (conn->is_initiator && READ_ONCE(conn->state) ==
+	    FTV_CONN_ESTABLISHED &&
+	    ftv_conn_rekey_due(conn, atomic64_read(&conn->send_counter)))
+		ftv_timers_want_connection(conn->peer);
 }
 
 static int inner_source(struct sk_buff *skb, int *family, const void **saddr)
@@ -333,10 +347,11 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	msg = (struct ftv_msg_data *)(skb->data + seg->payload_off);
-	counter = le64_to_cpu(msg->counter);
 	sealed_len = seg->payload_len - sizeof(*msg);
-	if (unlikely(counter >= FTV_REJECT_AFTER_MESSAGES)) {
-		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
+	counter = le64_to_cpu(msg->counter) ^
+		  ftv_send_counter_mask(&conn->recv_hp, msg->sealed);
+	if (unlikely(ftv_conn_expired(conn, counter))) {
+		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
 		return;
 	}
 	if (unlikely(ftv_crypto_open(conn->recv_tfm, counter, msg->sealed,
@@ -350,13 +365,14 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	track_peer(conn, seg);
 	maybe_ack(conn);
-	if (sealed_len == FTV_TAG_SIZE) {
-		/* A keepalive. */
+	maybe_rekey(conn);
+	skb_pull(skb, seg->payload_off + sizeof(*msg));
+	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
+	if (!skb->len || !(skb->data[0] >> 4)) {
+		/* A keepalive: padding, no packet. */
 		consume_skb(skb);
 		return;
 	}
-	skb_pull(skb, seg->payload_off + sizeof(*msg));
-	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
 	deliver(conn, skb);
 }
 
@@ -417,9 +433,7 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
-	/* Setting a key on an allocated transform does not sleep. */
-	ok = !crypto_aead_setkey(conn->send_tfm, keys.send, FTV_KEY_SIZE) &&
-	     !crypto_aead_setkey(conn->recv_tfm, keys.recv, FTV_KEY_SIZE);
+	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
 	consume_skb(skb);
 	if (!ok || !ftv_peer_install_conn(peer, conn, false))
@@ -447,6 +461,11 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	if (state == FTV_CONN_SYN_SENT) {
 		receive_synack(conn, skb, seg);
+		return;
+	}
+	if (state == FTV_CONN_RETIRED && !conn->keyed) {
+		/* An attempt that never completed. */
+		consume_skb(skb);
 		return;
 	}
 	if (!seg->payload_len || (seg->flags & TCPHDR_SYN)) {
@@ -554,12 +573,8 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg.tuple);
 	if (ftv_noise_create_resp(peer, &hs, (struct ftv_msg_resp *)resp,
-				  &keys))
-		goto err_conn;
-	conn->send_tfm = ftv_crypto_alloc(keys.send);
-	conn->recv_tfm = ftv_crypto_alloc(keys.recv);
-	memzero_explicit(&keys, sizeof(keys));
-	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
+				  &keys) ||
+	    ftv_conn_set_keys(conn, &keys))
 		goto err_conn;
 	resp_len = sizeof(struct ftv_msg_resp) +
 		   get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
