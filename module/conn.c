@@ -363,11 +363,14 @@ out:
 static bool conn_replaceable(struct ftv_peer *peer)
 {
 	struct ftv_conn *conn;
+	u64 next;
 
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	return !conn || ftv_conn_rekey_due(conn,
-					   atomic64_read(&conn->send_counter));
+	if (!conn)
+		return true;
+	next = atomic64_read(&conn->send_counter);
+	return ftv_conn_rekey_due(conn, next) || ftv_conn_expired(conn, next);
 }
 
 /**

@@ -47,6 +47,8 @@ enum ftv_conn_state {
  * @state: enum ftv_conn_state; written under the peer's lock
  * @is_initiator: this side sent the SYN
  * @keyed: session keys were set
+ * @confirmed: the peer proved it has the session keys (for the
+ *	initiator, the response did; for the responder, the first data)
  * @snd_nxt: sequence number of our next payload byte
  * @rcv_nxt: highest sequence number seen from the peer, acknowledged in
  *	everything we send
@@ -78,6 +80,7 @@ struct ftv_conn {
 	int state;
 	bool is_initiator;
 	bool keyed;
+	bool confirmed;
 	atomic_t snd_nxt;
 	atomic_t rcv_nxt;
 	atomic_t acked;

@@ -167,8 +167,10 @@ static u8 peer_state(struct ftv_peer *peer)
 	lockdep_assert_held(&peer->lock);
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	if (conn)
+	if (conn && READ_ONCE(conn->confirmed))
 		return FTV_PEER_STATE_ESTABLISHED;
+	if (conn)
+		return FTV_PEER_STATE_CONNECTING;
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 

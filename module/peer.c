@@ -254,6 +254,29 @@ void ftv_peer_flush_staged(struct ftv_peer *peer)
 		ftv_send_packet(peer, skb);
 }
 
+static void confirm_locked(struct ftv_peer *peer,
+				    struct ftv_conn *conn)
+{
+	lockdep_assert_held(&peer->lock);
+	WRITE_ONCE(conn->confirmed, true);
+	peer->last_handshake = ktime_get_real_seconds();
+}
+
+/**
+ * ftv_peer_confirm - the responder's session proved itself
+ * @peer: the peer
+ * @conn: its connection, whose first data just authenticated
+ *
+ * Until then, a responder cannot tell a working session from one whose
+ * initiator could not read the response (a wrong pre-shared key, say).
+ */
+void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn)
+{
+	spin_lock_bh(&peer->lock);
+	confirm_locked(peer, conn);
+	spin_unlock_bh(&peer->lock);
+}
+
 /**
  * ftv_peer_install_conn - make @conn the peer's session
  * @peer: the peer
@@ -291,7 +314,8 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	if (hlist_unhashed(&conn->hash))
 		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);
-	peer->last_handshake = ktime_get_real_seconds();
+	if (conn->is_initiator)
+		confirm_locked(peer, conn);
 	/* A configured endpoint is where this side dials; keep it. */
 	if (!peer->endpoint_configured)
 		learn_endpoint_locked(peer, &conn->tuple);

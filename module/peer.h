@@ -138,5 +138,6 @@ void ftv_peer_flush_staged(struct ftv_peer *peer);
 void ftv_peer_reset_session(struct ftv_peer *peer);
 bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending);
+void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn);
 
 #endif /* _FTV_PEER_H */

@@ -10,8 +10,8 @@
 enum ftv_ratelimiter_limits {
 	FTV_RL_BUCKETS = 1024,
 	/* Initiations per second from one source address, and in all. */
-	FTV_RL_PER_SOURCE = 10,
-	FTV_RL_PER_SOURCE_BURST = 5,
+	FTV_RL_PER_SOURCE = 20,
+	FTV_RL_PER_SOURCE_BURST = 10,
 	FTV_RL_TOTAL = 100,
 	FTV_RL_TOTAL_BURST = 50,
 };

@@ -363,6 +363,8 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
 		return;
 	}
+	if (unlikely(!READ_ONCE(conn->confirmed)))
+		ftv_peer_confirm(peer, conn);
 	track_peer(conn, seg);
 	maybe_ack(conn);
 	maybe_rekey(conn);
@@ -440,6 +442,9 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		goto out;
 	memzero_explicit(&conn->handshake, sizeof(conn->handshake));
 	ftv_timers_connected(peer);
+	/* The responder counts the session only once data arrives on it. */
+	if (skb_queue_empty_lockless(&peer->staged))
+		ftv_send_keepalive(conn);
 	ftv_peer_flush_staged(peer);
 out:
 	memzero_explicit(&keys, sizeof(keys));

@@ -313,12 +313,11 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 	if (unlikely(!conn || READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED))
 		goto stage;
 	next = atomic64_read(&conn->send_counter);
-	if (unlikely(ftv_conn_rekey_due(conn, next))) {
-		if (ftv_conn_expired(conn, next))
-			goto stage;
-		/* Keep sending on this session until the next one is up. */
+	if (unlikely(ftv_conn_expired(conn, next)))
+		goto stage;
+	/* Keep sending on this session until the next one is up. */
+	if (unlikely(ftv_conn_rekey_due(conn, next)) && !READ_ONCE(peer->pending))
 		ftv_timers_want_connection(peer);
-	}
 	send_data(conn, skb, skb->len);
 	ftv_timers_data_sent(peer);
 	rcu_read_unlock_bh();
