@@ -104,6 +104,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->tuple = *tuple;
 	conn->created = jiffies;
 	ftv_replay_init(&conn->replay);
+	skb_queue_head_init(&conn->early);
 	INIT_HLIST_NODE(&conn->hash);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
@@ -118,6 +119,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
  */
 void ftv_conn_free(struct ftv_conn *conn)
 {
+	skb_queue_purge(&conn->early);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	kfree_sensitive(conn);

@@ -7,6 +7,7 @@
 #include "replay.h"
 
 #include <linux/in6.h>
+#include <linux/skbuff.h>
 #include <linux/siphash.h>
 #include <linux/workqueue.h>
 
@@ -33,6 +34,7 @@ struct ftv_tuple {
 enum ftv_conn_state {
 	FTV_CONN_SYN_SENT,		/* initiator, waiting for SYN-ACK */
 	FTV_CONN_HANDSHAKE_SENT,	/* initiator, waiting for the response */
+	FTV_CONN_RESPONDING,		/* responder, response not yet sent */
 	FTV_CONN_ESTABLISHED,		/* keys in use */
 	FTV_CONN_RETIRED,		/* replaced; still opens late data */
 	FTV_CONN_LINGER,		/* keys gone; swallows late segments */
@@ -65,6 +67,8 @@ enum ftv_conn_state {
  * @handshake: key exchange state while it runs
  * @init_msg: initiator: the prepared initiation payload
  * @init_len: its length including padding
+ * @early: initiator: payloads that arrived before the response and may be
+ *	data that overtook it; opened once the session is installed
  * @created: jiffies at creation, for timeouts
  * @established: jiffies when the session's keys were installed
  * @retired_until: jiffies after which a retired connection's keys go
@@ -96,6 +100,7 @@ struct ftv_conn {
 	struct ftv_handshake handshake;
 	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
 	unsigned int init_len;
+	struct sk_buff_head early;
 	unsigned long created;
 	unsigned long established;
 	unsigned long retired_until;

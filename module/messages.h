@@ -82,6 +82,7 @@ enum ftv_session_limits {
 	FTV_LINGER_MS = 60000,
 	FTV_COOKIE_PERIOD_S = 64,
 	FTV_STAGED_MAX = 128,
+	FTV_EARLY_MAX = 16,
 	FTV_HANDSHAKE_QUEUE_MAX = 4096,
 	/* Receive this much without sending and we send a pure ACK. */
 	FTV_ACK_EVERY_BYTES = 64 * 1024,

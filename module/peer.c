@@ -310,7 +310,11 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	old = rcu_dereference_protected(peer->conn,
 					lockdep_is_held(&peer->lock));
 	WRITE_ONCE(conn->established, jiffies);
-	WRITE_ONCE(conn->state, FTV_CONN_ESTABLISHED);
+	/* A responder sends nothing before its response: data overtaking
+	 * it would reach an initiator that cannot open it yet.
+	 */
+	WRITE_ONCE(conn->state, conn->is_initiator ? FTV_CONN_ESTABLISHED :
+						     FTV_CONN_RESPONDING);
 	if (hlist_unhashed(&conn->hash))
 		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);

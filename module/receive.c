@@ -403,6 +403,22 @@ static void receive_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	ftv_send_payload(conn, conn->init_msg, conn->init_len);
 }
 
+/* Open what arrived before the response, now that the keys are known. */
+static void receive_early(struct ftv_conn *conn)
+{
+	struct ftv_segment seg;
+	struct sk_buff *skb;
+	unsigned int thoff;
+
+	while ((skb = skb_dequeue(&conn->early)) != NULL) {
+		if (parse_addresses(skb, &seg, &thoff) &&
+		    !parse_tcp(skb, &seg, thoff))
+			receive_data(conn, skb, &seg);
+		else
+			kfree_skb(skb);
+	}
+}
+
 /* Initiator: the response arrived; finish the key exchange. */
 static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 			     const struct ftv_segment *seg)
@@ -432,7 +448,19 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		goto out;
 	}
 	if (ftv_noise_consume_resp(peer, identity, &hs, &resp, &keys)) {
-		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
+		/* With several CPUs, data the responder sent just after its
+		 * response can arrive first: hold a few such payloads.
+		 */
+		if (skb_queue_len(&conn->early) >= FTV_EARLY_MAX) {
+			drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
+			goto out;
+		}
+		skb_queue_tail(&conn->early, skb);
+		/* The real response may have been installed on another CPU
+		 * meanwhile, after it emptied the queue.
+		 */
+		if (READ_ONCE(conn->state) != FTV_CONN_HANDSHAKE_SENT)
+			receive_early(conn);
 		goto out;
 	}
 	ok = !ftv_conn_set_keys(conn, &keys);
@@ -446,6 +474,7 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	if (skb_queue_empty_lockless(&peer->staged))
 		ftv_send_keepalive(conn);
 	ftv_peer_flush_staged(peer);
+	receive_early(conn);
 out:
 	memzero_explicit(&keys, sizeof(keys));
 	memzero_explicit(&hs, sizeof(hs));
@@ -590,6 +619,8 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 
 	local_bh_disable();
 	ftv_send_payload(conn, resp, resp_len);
+	/* Unless a newer session already replaced it. */
+	cmpxchg(&conn->state, FTV_CONN_RESPONDING, FTV_CONN_ESTABLISHED);
 	ftv_timers_connected(peer);
 	ftv_peer_flush_staged(peer);
 	local_bh_enable();

@@ -271,16 +271,18 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 {
 	unsigned int plain_len = skb->len;
 	struct ftv_msg_data *msg;
+	int ret = -EKEYEXPIRED;
 	u64 counter;
 
 	counter = atomic64_inc_return(&conn->send_counter) - 1;
 	if (unlikely(ftv_conn_expired(conn, counter)))
 		goto drop;
-	if (unlikely(make_room(skb)))
+	ret = make_room(skb);
+	if (unlikely(ret))
 		goto drop;
 	skb_put(skb, FTV_TAG_SIZE);
-	if (unlikely(ftv_crypto_seal(conn->send_tfm, counter, skb->data,
-				     plain_len)))
+	ret = ftv_crypto_seal(conn->send_tfm, counter, skb->data, plain_len);
+	if (unlikely(ret))
 		goto drop;
 	msg = skb_push(skb, sizeof(*msg));
 	msg->counter = cpu_to_le64(counter ^
@@ -294,6 +296,8 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 	return;
 
 drop:
+	net_dbg_ratelimited("%s: cannot seal message %llu: %d\n",
+			    conn->device->dev->name, counter, ret);
 	DEV_STATS_INC(conn->device->dev, tx_errors);
 	kfree_skb(skb);
 }

@@ -10,6 +10,7 @@ SYN cookie check, as an attacker that receives at its address would), sends
 Prints the number of initiations sent and the seconds it took.
 """
 
+import fcntl
 import os
 import selectors
 import socket
@@ -18,6 +19,15 @@ import sys
 import time
 
 BATCH = 64
+SIOCOUTQNSD = 0x894B  # bytes queued on a TCP socket but not sent yet
+
+
+def unsent(s):
+    try:
+        return struct.unpack("i", fcntl.ioctl(s, SIOCOUTQNSD,
+                                              b"\0" * 4))[0]
+    except OSError:
+        return 0
 
 
 def one_batch(src, dst, port, n):
@@ -46,8 +56,11 @@ def one_batch(src, dst, port, n):
                     sent += 1
                 except OSError:
                     pass
-    # Give the segments a moment to leave before the resets.
-    time.sleep(0.01)
+    # A reset discards what is still queued: close only once every
+    # forgery has left, so that each one sent is one that B received.
+    deadline = time.monotonic() + 2
+    while any(unsent(s) for s in socks) and time.monotonic() < deadline:
+        time.sleep(0.001)
     for s in socks:
         s.close()
     return sent

@@ -22,7 +22,7 @@ ftv_require
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
 tmpdir
-{ "$FTVCTL" genpsk >"$FTV_TMP/psk1" && "$FTVCTL" genpsk >"$FTV_TMP/psk2"; } ||
+(umask 077 && "$FTVCTL" genpsk >"$FTV_TMP/psk1" && "$FTVCTL" genpsk >"$FTV_TMP/psk2") ||
 	ktap_bail "ftvctl genpsk failed"
 pub_a=$(pubkey_of a)
 pub_b=$(pubkey_of b)
