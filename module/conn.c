@@ -14,9 +14,36 @@
 #include "send.h"
 #include "timers.h"
 
+#include <crypto/aead.h>
 #include <linux/jhash.h>
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
+
+/*
+ * Session lifetime. The side that opened a connection opens a new one (new
+ * ports, new handshake, new keys) once a session is this old or has sent
+ * this many messages; nobody uses a session past the reject limits. Tests
+ * lower them through /sys/module/ftv/parameters; reject must stay above
+ * rekey.
+ */
+static unsigned int rekey_after_seconds = 120;
+module_param(rekey_after_seconds, uint, 0644);
+MODULE_PARM_DESC(rekey_after_seconds, "Open a new session after this long");
+
+static unsigned int reject_after_seconds = 180;
+module_param(reject_after_seconds, uint, 0644);
+MODULE_PARM_DESC(reject_after_seconds, "Never use a session older than this");
+
+static unsigned long long rekey_after_messages = 1ULL << 60;
+module_param(rekey_after_messages, ullong, 0644);
+MODULE_PARM_DESC(rekey_after_messages,
+		 "Open a new session after sending this many messages");
+
+static unsigned long long reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
+module_param(reject_after_messages, ullong, 0644);
+MODULE_PARM_DESC(reject_after_messages,
+		 "Never use a key for more messages than this");
 
 static u32 tuple_hash(const struct ftv_tuple *tuple)
 {
@@ -25,10 +52,26 @@ static u32 tuple_hash(const struct ftv_tuple *tuple)
 		      (__force u32)tuple->local_port);
 }
 
+/* A retired connection's keys are no longer needed: wipe them. */
+static void conn_keys_work(struct work_struct *work)
+{
+	struct ftv_conn *conn = container_of(to_rcu_work(work),
+					     struct ftv_conn, keys_work);
+
+	ftv_crypto_free(conn->send_tfm);
+	ftv_crypto_free(conn->recv_tfm);
+	conn->send_tfm = NULL;
+	conn->recv_tfm = NULL;
+	memzero_explicit(&conn->send_hp, sizeof(conn->send_hp));
+	memzero_explicit(&conn->recv_hp, sizeof(conn->recv_hp));
+}
+
 static void conn_free_work(struct work_struct *work)
 {
 	struct ftv_conn *conn = container_of(to_rcu_work(work),
 					     struct ftv_conn, free_work);
+
+	flush_rcu_work(&conn->keys_work);
 
 	/* The device may be gone by now: print only what the connection
 	 * owns.
@@ -61,7 +104,9 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->tuple = *tuple;
 	conn->created = jiffies;
 	ftv_replay_init(&conn->replay);
+	skb_queue_head_init(&conn->early);
 	INIT_HLIST_NODE(&conn->hash);
+	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
 	pr_debug("connection %u:%u created\n", ntohs(tuple->local_port),
 		 ntohs(tuple->remote_port));
@@ -74,6 +119,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
  */
 void ftv_conn_free(struct ftv_conn *conn)
 {
+	skb_queue_purge(&conn->early);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	kfree_sensitive(conn);
@@ -94,13 +140,18 @@ void ftv_conn_hash(struct ftv_conn *conn)
 }
 
 /**
- * ftv_conn_retire - stop using @conn; it lingers, then is freed
+ * ftv_conn_retire - stop sending on @conn
  * @conn: a connection already unlinked from its peer
+ *
+ * Data still in flight on it is opened for a while, so that moving to a new
+ * session loses nothing; then its keys are wiped, it lingers to swallow
+ * late segments, and it is freed.
  */
 void ftv_conn_retire(struct ftv_conn *conn)
 {
+	conn->retired_until = jiffies + msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
 	conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
-	WRITE_ONCE(conn->state, FTV_CONN_LINGER);
+	WRITE_ONCE(conn->state, FTV_CONN_RETIRED);
 }
 
 /**
@@ -125,7 +176,7 @@ struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 static void unhash_and_free(struct ftv_conn *conn)
 {
 	hash_del_rcu(&conn->hash);
-	queue_rcu_work(system_wq, &conn->free_work);
+	queue_rcu_work(ftv_wq, &conn->free_work);
 }
 
 /**
@@ -141,9 +192,16 @@ void ftv_conn_gc(struct ftv_device *fdev, bool all)
 
 	spin_lock_bh(&fdev->conn_lock);
 	hash_for_each_safe(fdev->conn_hashtable, bkt, tmp, conn, hash) {
-		if (all || (READ_ONCE(conn->state) == FTV_CONN_LINGER &&
-			    time_after(jiffies, conn->linger_until)))
+		int state = READ_ONCE(conn->state);
+
+		if (all || (state == FTV_CONN_LINGER &&
+			    time_after(jiffies, conn->linger_until))) {
 			unhash_and_free(conn);
+		} else if (state == FTV_CONN_RETIRED &&
+			   time_after(jiffies, conn->retired_until)) {
+			WRITE_ONCE(conn->state, FTV_CONN_LINGER);
+			queue_rcu_work(ftv_wq, &conn->keys_work);
+		}
 	}
 	spin_unlock_bh(&fdev->conn_lock);
 }
@@ -160,8 +218,73 @@ void ftv_conn_unhash(struct ftv_conn *conn)
 	if (!hlist_unhashed(&conn->hash))
 		unhash_and_free(conn);
 	else
-		queue_rcu_work(system_wq, &conn->free_work);
+		queue_rcu_work(ftv_wq, &conn->free_work);
 	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_set_keys - key a connection with its session's keys
+ * @conn: a connection not yet established
+ * @keys: the keys; wiped on return
+ *
+ * A responder allocates its transforms here, in process context; an
+ * initiator allocated them beforehand and only sets the keys, which is
+ * allowed in softirq context.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys)
+{
+	int ret = 0;
+
+	if (!conn->send_tfm) {
+		conn->send_tfm = ftv_crypto_alloc(keys->send);
+		conn->recv_tfm = ftv_crypto_alloc(keys->recv);
+		if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
+			ret = -ENOMEM;
+	} else {
+		ret = crypto_aead_setkey(conn->send_tfm, keys->send,
+					 FTV_KEY_SIZE) ?:
+		      crypto_aead_setkey(conn->recv_tfm, keys->recv,
+					 FTV_KEY_SIZE);
+	}
+	conn->send_hp = keys->send_hp;
+	conn->recv_hp = keys->recv_hp;
+	conn->keyed = !ret;
+	memzero_explicit(keys, sizeof(*keys));
+	return ret;
+}
+
+static unsigned long session_age(const struct ftv_conn *conn)
+{
+	return jiffies - READ_ONCE(conn->established);
+}
+
+/**
+ * ftv_conn_rekey_due - whether the opener should start a new session
+ * @conn: an established connection
+ * @counter: the next counter to be sent on it
+ *
+ * Return: true when the session is old enough or has sent enough.
+ */
+bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter)
+{
+	return session_age(conn) >= READ_ONCE(rekey_after_seconds) * HZ ||
+	       counter >= READ_ONCE(rekey_after_messages);
+}
+
+/**
+ * ftv_conn_expired - whether a session's keys must no longer be used
+ * @conn: a connection
+ * @counter: the counter about to be sent or just received
+ *
+ * Return: true past the reject limits.
+ */
+bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter)
+{
+	return session_age(conn) >= READ_ONCE(reject_after_seconds) * HZ ||
+	       counter >= min_t(u64, READ_ONCE(reject_after_messages),
+				FTV_REJECT_AFTER_MESSAGES);
 }
 
 /**
@@ -238,9 +361,23 @@ out:
 	return conn;
 }
 
+/* No session, or one that is due to be replaced. */
+static bool conn_replaceable(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+	u64 next;
+
+	conn = rcu_dereference_protected(peer->conn,
+					 lockdep_is_held(&peer->lock));
+	if (!conn)
+		return true;
+	next = atomic64_read(&conn->send_counter);
+	return ftv_conn_rekey_due(conn, next) || ftv_conn_expired(conn, next);
+}
+
 /**
- * ftv_conn_open - start a connection to @peer if none exists or is opening
- * @peer: a peer with an endpoint
+ * ftv_conn_open - start a connection to @peer unless one is usable or opening
+ * @peer: a peer with a configured endpoint
  *
  * Runs in process context (the peer's connect work).
  */
@@ -248,13 +385,14 @@ void ftv_conn_open(struct ftv_peer *peer)
 {
 	struct ftv_endpoint ep;
 	struct ftv_conn *conn;
-	bool busy;
+	bool busy, dial;
 
 	spin_lock_bh(&peer->lock);
-	busy = peer->pending || rcu_access_pointer(peer->conn);
+	busy = peer->pending || !conn_replaceable(peer);
 	ep = peer->endpoint;
+	dial = peer->endpoint_configured;
 	spin_unlock_bh(&peer->lock);
-	if (busy || ep.addr.sa_family == AF_UNSPEC)
+	if (busy || !dial || ep.addr.sa_family == AF_UNSPEC)
 		return;
 
 	conn = prepare_initiator(peer, &ep);
@@ -262,8 +400,7 @@ void ftv_conn_open(struct ftv_peer *peer)
 		return;
 
 	spin_lock_bh(&peer->lock);
-	busy = peer->is_dead || peer->pending ||
-	       rcu_access_pointer(peer->conn);
+	busy = peer->is_dead || peer->pending || !conn_replaceable(peer);
 	if (!busy) {
 		peer->pending = conn;
 		ftv_conn_hash(conn);

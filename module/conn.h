@@ -7,6 +7,8 @@
 #include "replay.h"
 
 #include <linux/in6.h>
+#include <linux/skbuff.h>
+#include <linux/siphash.h>
 #include <linux/workqueue.h>
 
 struct ftv_device;
@@ -32,8 +34,10 @@ struct ftv_tuple {
 enum ftv_conn_state {
 	FTV_CONN_SYN_SENT,		/* initiator, waiting for SYN-ACK */
 	FTV_CONN_HANDSHAKE_SENT,	/* initiator, waiting for the response */
+	FTV_CONN_RESPONDING,		/* responder, response not yet sent */
 	FTV_CONN_ESTABLISHED,		/* keys in use */
-	FTV_CONN_LINGER,		/* replaced; swallows late segments */
+	FTV_CONN_RETIRED,		/* replaced; still opens late data */
+	FTV_CONN_LINGER,		/* keys gone; swallows late segments */
 };
 
 /**
@@ -44,6 +48,9 @@ enum ftv_conn_state {
  * @tuple: outer addresses and ports
  * @state: enum ftv_conn_state; written under the peer's lock
  * @is_initiator: this side sent the SYN
+ * @keyed: session keys were set
+ * @confirmed: the peer proved it has the session keys (for the
+ *	initiator, the response did; for the responder, the first data)
  * @snd_nxt: sequence number of our next payload byte
  * @rcv_nxt: highest sequence number seen from the peer, acknowledged in
  *	everything we send
@@ -54,12 +61,19 @@ enum ftv_conn_state {
  * @send_counter: next nonce for @send_tfm
  * @send_tfm: AEAD keyed for our direction
  * @recv_tfm: AEAD keyed for the peer's direction
+ * @send_hp: masks the counters we send
+ * @recv_hp: unmasks the counters we receive
  * @replay: replay window for @recv_tfm's counters
  * @handshake: key exchange state while it runs
  * @init_msg: initiator: the prepared initiation payload
  * @init_len: its length including padding
+ * @early: initiator: payloads that arrived before the response and may be
+ *	data that overtook it; opened once the session is installed
  * @created: jiffies at creation, for timeouts
+ * @established: jiffies when the session's keys were installed
+ * @retired_until: jiffies after which a retired connection's keys go
  * @linger_until: jiffies after which a lingering connection is freed
+ * @keys_work: frees the keys of a retired connection after a grace period
  * @free_work: frees the connection after an RCU grace period
  */
 struct ftv_conn {
@@ -69,6 +83,8 @@ struct ftv_conn {
 	struct ftv_tuple tuple;
 	int state;
 	bool is_initiator;
+	bool keyed;
+	bool confirmed;
 	atomic_t snd_nxt;
 	atomic_t rcv_nxt;
 	atomic_t acked;
@@ -78,12 +94,18 @@ struct ftv_conn {
 	atomic64_t send_counter;
 	struct crypto_aead *send_tfm;
 	struct crypto_aead *recv_tfm;
+	siphash_key_t send_hp;
+	siphash_key_t recv_hp;
 	struct ftv_replay replay;
 	struct ftv_handshake handshake;
 	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
 	unsigned int init_len;
+	struct sk_buff_head early;
 	unsigned long created;
+	unsigned long established;
+	unsigned long retired_until;
 	unsigned long linger_until;
+	struct rcu_work keys_work;
 	struct rcu_work free_work;
 };
 
@@ -99,6 +121,9 @@ struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 void ftv_conn_gc(struct ftv_device *fdev, bool all);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);
 void ftv_conn_open(struct ftv_peer *peer);
+int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys);
+bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter);
+bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter);
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 				   const struct ftv_tuple *b)

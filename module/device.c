@@ -340,6 +340,7 @@ static int init_private(struct ftv_device *fdev)
 	spin_lock_init(&fdev->conn_lock);
 	ftv_allowedips_init(&fdev->allowedips, &fdev->device_update_lock);
 	get_random_bytes(&fdev->cookie_key, sizeof(fdev->cookie_key));
+	ftv_ratelimiter_init(&fdev->ratelimiter);
 	skb_queue_head_init(&fdev->handshake_queue);
 	INIT_WORK(&fdev->handshake_work, ftv_receive_handshake_worker);
 	INIT_DELAYED_WORK(&fdev->gc_work, gc_work);

@@ -5,6 +5,7 @@
 
 #include "allowedips.h"
 #include "peer.h"
+#include "ratelimiter.h"
 
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
@@ -47,6 +48,7 @@ struct ftv_identity {
  * @handshake_work: processes @handshake_queue in process context
  * @gc_work: frees lingering connections
  * @gro_cells: delivery of decrypted packets
+ * @ratelimiter: bounds handshake work caused by strangers
  * @drops: drops not attributable to a peer
  * @peer_next_id: id for debug messages
  */
@@ -69,6 +71,7 @@ struct ftv_device {
 	struct work_struct handshake_work;
 	struct delayed_work gc_work;
 	struct gro_cells gro_cells;
+	struct ftv_ratelimiter ratelimiter;
 	struct ftv_drops drops;
 	u64 peer_next_id;
 };

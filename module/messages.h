@@ -40,8 +40,9 @@ struct ftv_msg_resp {
 	u8 sealed_nothing[ftv_sealed_len(0)];
 } __packed;
 
-/* Every later payload: a counter that is also the nonce, then the sealed IP
- * packet (possibly empty: a keepalive).
+/* Every later payload: a counter that is also the nonce, masked with a
+ * keyed hash of the sealed bytes, then the sealed IP packet (or, for a
+ * keepalive, zero bytes of padding).
  */
 struct ftv_msg_data {
 	__le64 counter;
@@ -50,6 +51,7 @@ struct ftv_msg_data {
 
 enum ftv_message_limits {
 	FTV_HANDSHAKE_PAD_MAX = 64,
+	FTV_KEEPALIVE_PAD_MAX = 63,
 	FTV_DATA_OVERHEAD = sizeof(struct ftv_msg_data) + FTV_TAG_SIZE,
 };
 
@@ -76,9 +78,11 @@ enum ftv_tcp_lengths {
 enum ftv_session_limits {
 	FTV_CONNECT_TIMEOUT_MS = 5000,
 	FTV_SYN_RETRANSMIT_MS = 1000,
+	FTV_RETIRED_KEYS_MS = 15000,
 	FTV_LINGER_MS = 60000,
 	FTV_COOKIE_PERIOD_S = 64,
 	FTV_STAGED_MAX = 128,
+	FTV_EARLY_MAX = 16,
 	FTV_HANDSHAKE_QUEUE_MAX = 4096,
 	/* Receive this much without sending and we send a pure ACK. */
 	FTV_ACK_EVERY_BYTES = 64 * 1024,

@@ -89,6 +89,15 @@ static struct ftv_device *lookup_device(struct net *net, struct nlattr **attrs,
 	return netdev_priv(dev);
 }
 
+static const u16 drop_attr[FTV_DROP_MAX] = {
+	[FTV_DROP_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
+	[FTV_DROP_REPLAY] = FTV_DROPS_A_REPLAY,
+	[FTV_DROP_MALFORMED] = FTV_DROPS_A_MALFORMED,
+	[FTV_DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
+	[FTV_DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
+	[FTV_DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
+};
+
 static int put_drops(struct sk_buff *skb, int attr,
 		     const struct ftv_drops *drops)
 {
@@ -98,7 +107,7 @@ static int put_drops(struct sk_buff *skb, int attr,
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < FTV_DROP_MAX; ++i)
-		if (nla_put_u64_64bit(skb, i + FTV_DROPS_A_BAD_AUTH,
+		if (nla_put_u64_64bit(skb, drop_attr[i],
 				      atomic64_read(&drops->count[i]),
 				      FTV_DROPS_A_PAD))
 			goto err;
@@ -158,8 +167,10 @@ static u8 peer_state(struct ftv_peer *peer)
 	lockdep_assert_held(&peer->lock);
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	if (conn)
+	if (conn && READ_ONCE(conn->confirmed))
 		return FTV_PEER_STATE_ESTABLISHED;
+	if (conn)
+		return FTV_PEER_STATE_CONNECTING;
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 

@@ -144,6 +144,174 @@ static void timestamp_now(u8 out[FTV_TIMESTAMP_SIZE])
 	put_unaligned_be32(now.tv_nsec, out + 8);
 }
 
+/*
+ * A fresh ephemeral key pair. X25519 ignores the top bit of a public key,
+ * which is always clear in an honest one; it is set at random so that
+ * every byte of the handshake looks uniformly random. Both ends hash the
+ * bytes as sent.
+ */
+static bool make_ephemeral(u8 private[FTV_KEY_SIZE], u8 public[FTV_KEY_SIZE])
+{
+	curve25519_generate_secret(private);
+	if (!curve25519_generate_public(public, private))
+		return false;
+	public[FTV_KEY_SIZE - 1] |= get_random_u32() & 0x80;
+	return true;
+}
+
+/*
+ * The message layer works on plain keys so that the debug self-test can
+ * drive it with fixed inputs; the functions further down add peers,
+ * locking and randomness.
+ */
+
+static bool init_create(struct ftv_handshake *hs, struct ftv_msg_init *msg,
+			const u8 responder_public[FTV_KEY_SIZE],
+			const struct ftv_identity *initiator,
+			const u8 timestamp[FTV_TIMESTAMP_SIZE])
+{
+	u8 key[FTV_KEY_SIZE];
+	bool ok;
+
+	handshake_start(hs, responder_public);
+	mix_ephemeral(hs, msg->ephemeral);
+	ok = mix_dh(hs->chaining_key, key, hs->ephemeral_private,
+		    responder_public);
+	if (ok) {
+		seal(msg->sealed_static, initiator->public_key, FTV_KEY_SIZE,
+		     hs->hash, key);
+		ok = mix_dh(hs->chaining_key, key, initiator->private_key,
+			    responder_public);
+	}
+	if (ok)
+		seal(msg->sealed_timestamp, timestamp, FTV_TIMESTAMP_SIZE,
+		     hs->hash, key);
+	memzero_explicit(key, sizeof(key));
+	return ok;
+}
+
+/* First half of reading an initiation: who claims to be sending it. */
+static bool init_open_static(struct ftv_handshake *hs,
+			     const struct ftv_msg_init *msg,
+			     const struct ftv_identity *responder,
+			     u8 initiator_public[FTV_KEY_SIZE])
+{
+	u8 key[FTV_KEY_SIZE];
+	bool ok;
+
+	handshake_start(hs, responder->public_key);
+	mix_ephemeral(hs, msg->ephemeral);
+	ok = mix_dh(hs->chaining_key, key, responder->private_key,
+		    msg->ephemeral) &&
+	     unseal(initiator_public, msg->sealed_static, FTV_KEY_SIZE,
+		    hs->hash, key);
+	memzero_explicit(key, sizeof(key));
+	return ok;
+}
+
+/* Second half: proof that the sender holds that static key. */
+static bool init_open_timestamp(struct ftv_handshake *hs,
+				const struct ftv_msg_init *msg,
+				const struct ftv_identity *responder,
+				const u8 initiator_public[FTV_KEY_SIZE],
+				u8 timestamp[FTV_TIMESTAMP_SIZE])
+{
+	u8 key[FTV_KEY_SIZE];
+	bool ok;
+
+	ok = mix_dh(hs->chaining_key, key, responder->private_key,
+		    initiator_public) &&
+	     unseal(timestamp, msg->sealed_timestamp, FTV_TIMESTAMP_SIZE,
+		    hs->hash, key);
+	memzero_explicit(key, sizeof(key));
+	if (ok)
+		memcpy(hs->remote_ephemeral, msg->ephemeral, FTV_KEY_SIZE);
+	return ok;
+}
+
+/* ck, tau, k = KDF3(ck, psk); h = HASH(h || tau). */
+static void mix_psk(struct ftv_handshake *hs, const u8 psk[FTV_KEY_SIZE],
+		    u8 key[FTV_KEY_SIZE])
+{
+	u8 tau[FTV_HASH_SIZE];
+
+	kdf(hs->chaining_key, tau, key, psk, FTV_KEY_SIZE, hs->chaining_key);
+	mix_hash(hs->hash, tau, FTV_HASH_SIZE);
+	memzero_explicit(tau, sizeof(tau));
+}
+
+/*
+ * The session's keys: one AEAD key per direction, then one SipHash key per
+ * direction that masks the message counter (see docs/protocol.md).
+ */
+static void split(struct ftv_handshake *hs, struct ftv_session_keys *keys,
+		  bool initiator)
+{
+	u8 first[FTV_KEY_SIZE], second[FTV_KEY_SIZE], hp[FTV_HASH_SIZE];
+
+	kdf(first, second, hp, NULL, 0, hs->chaining_key);
+	memcpy(keys->send, initiator ? first : second, FTV_KEY_SIZE);
+	memcpy(keys->recv, initiator ? second : first, FTV_KEY_SIZE);
+	memcpy(&keys->send_hp, initiator ? hp : hp + 16, 16);
+	memcpy(&keys->recv_hp, initiator ? hp + 16 : hp, 16);
+	memzero_explicit(first, sizeof(first));
+	memzero_explicit(second, sizeof(second));
+	memzero_explicit(hp, sizeof(hp));
+	memzero_explicit(hs, sizeof(*hs));
+}
+
+static bool resp_create(struct ftv_handshake *hs, struct ftv_msg_resp *msg,
+			const u8 initiator_public[FTV_KEY_SIZE],
+			const u8 psk[FTV_KEY_SIZE],
+			struct ftv_session_keys *keys)
+{
+	u8 key[FTV_KEY_SIZE];
+	bool ok;
+
+	mix_ephemeral(hs, msg->ephemeral);
+	ok = mix_dh(hs->chaining_key, NULL, hs->ephemeral_private,
+		    hs->remote_ephemeral) &&
+	     mix_dh(hs->chaining_key, NULL, hs->ephemeral_private,
+		    initiator_public);
+	if (ok) {
+		mix_psk(hs, psk, key);
+		seal(msg->sealed_nothing, NULL, 0, hs->hash, key);
+		split(hs, keys, false);
+	}
+	memzero_explicit(key, sizeof(key));
+	memzero_explicit(hs, sizeof(*hs));
+	return ok;
+}
+
+static bool resp_open(struct ftv_handshake *hs, const struct ftv_msg_resp *msg,
+		      const struct ftv_identity *initiator,
+		      const u8 psk[FTV_KEY_SIZE], struct ftv_session_keys *keys)
+{
+	u8 key[FTV_KEY_SIZE];
+	bool ok;
+
+	mix_ephemeral(hs, msg->ephemeral);
+	ok = mix_dh(hs->chaining_key, NULL, hs->ephemeral_private,
+		    msg->ephemeral) &&
+	     mix_dh(hs->chaining_key, NULL, initiator->private_key,
+		    msg->ephemeral);
+	if (ok) {
+		mix_psk(hs, psk, key);
+		ok = unseal(NULL, msg->sealed_nothing, 0, hs->hash, key);
+	}
+	if (ok)
+		split(hs, keys, true);
+	memzero_explicit(key, sizeof(key));
+	return ok;
+}
+
+static void read_psk(struct ftv_peer *peer, u8 psk[FTV_KEY_SIZE])
+{
+	spin_lock_bh(&peer->lock);
+	memcpy(psk, peer->preshared_key, FTV_KEY_SIZE);
+	spin_unlock_bh(&peer->lock);
+}
+
 /**
  * ftv_noise_create_init - build the initiator's message
  * @peer: the responder
@@ -157,29 +325,14 @@ int ftv_noise_create_init(struct ftv_peer *peer,
 			  const struct ftv_identity *identity,
 			  struct ftv_handshake *hs, struct ftv_msg_init *msg)
 {
-	u8 key[FTV_KEY_SIZE], timestamp[FTV_TIMESTAMP_SIZE];
-	int ret = -EINVAL;
+	u8 timestamp[FTV_TIMESTAMP_SIZE];
 
-	handshake_start(hs, peer->public_key);
-	curve25519_generate_secret(hs->ephemeral_private);
-	if (!curve25519_generate_public(msg->ephemeral, hs->ephemeral_private))
-		goto out;
-	mix_ephemeral(hs, msg->ephemeral);
-	if (!mix_dh(hs->chaining_key, key, hs->ephemeral_private,
-		    peer->public_key))
-		goto out;
-	seal(msg->sealed_static, identity->public_key, FTV_KEY_SIZE, hs->hash,
-	     key);
-	if (!mix_dh(hs->chaining_key, key, identity->private_key,
-		    peer->public_key))
-		goto out;
 	timestamp_now(timestamp);
-	seal(msg->sealed_timestamp, timestamp, FTV_TIMESTAMP_SIZE, hs->hash,
-	     key);
-	ret = 0;
-out:
-	memzero_explicit(key, sizeof(key));
-	return ret;
+	if (make_ephemeral(hs->ephemeral_private, msg->ephemeral) &&
+	    init_create(hs, msg, peer->public_key, identity, timestamp))
+		return 0;
+	memzero_explicit(hs, sizeof(*hs));
+	return -EINVAL;
 }
 
 /* Accept @timestamp only if it is newer than any before, so that a
@@ -214,57 +367,21 @@ struct ftv_peer *ftv_noise_consume_init(struct ftv_device *fdev,
 					const struct ftv_msg_init *msg,
 					struct ftv_handshake *hs)
 {
-	u8 key[FTV_KEY_SIZE], timestamp[FTV_TIMESTAMP_SIZE];
-	u8 initiator_static[FTV_KEY_SIZE];
-	struct ftv_peer *peer = NULL;
+	u8 initiator_public[FTV_KEY_SIZE], timestamp[FTV_TIMESTAMP_SIZE];
+	struct ftv_peer *peer;
 
-	handshake_start(hs, identity->public_key);
-	mix_ephemeral(hs, msg->ephemeral);
-	if (!mix_dh(hs->chaining_key, key, identity->private_key,
-		    msg->ephemeral))
-		goto out;
-	if (!unseal(initiator_static, msg->sealed_static, FTV_KEY_SIZE,
-		    hs->hash, key))
-		goto out;
-	peer = ftv_peer_lookup(fdev, initiator_static);
+	if (!init_open_static(hs, msg, identity, initiator_public))
+		return NULL;
+	peer = ftv_peer_lookup(fdev, initiator_public);
 	if (!peer)
-		goto out;
-	if (!mix_dh(hs->chaining_key, key, identity->private_key,
-		    peer->public_key) ||
-	    !unseal(timestamp, msg->sealed_timestamp, FTV_TIMESTAMP_SIZE,
-		  hs->hash, key) ||
+		return NULL;
+	if (!init_open_timestamp(hs, msg, identity, peer->public_key,
+				 timestamp) ||
 	    !timestamp_advance(peer, timestamp)) {
 		ftv_peer_put(peer);
-		peer = NULL;
-		goto out;
+		return NULL;
 	}
-	memcpy(hs->remote_ephemeral, msg->ephemeral, FTV_KEY_SIZE);
-out:
-	memzero_explicit(key, sizeof(key));
 	return peer;
-}
-
-/* The last step both sides share: mix the pre-shared key, check or make
- * the empty sealed payload, split the transport keys.
- */
-static void mix_psk(struct ftv_peer *peer, struct ftv_handshake *hs,
-		    u8 key[FTV_KEY_SIZE])
-{
-	u8 psk[FTV_KEY_SIZE], tau[FTV_HASH_SIZE];
-
-	spin_lock_bh(&peer->lock);
-	memcpy(psk, peer->preshared_key, FTV_KEY_SIZE);
-	spin_unlock_bh(&peer->lock);
-	kdf(hs->chaining_key, tau, key, psk, FTV_KEY_SIZE, hs->chaining_key);
-	mix_hash(hs->hash, tau, FTV_HASH_SIZE);
-	memzero_explicit(psk, sizeof(psk));
-	memzero_explicit(tau, sizeof(tau));
-}
-
-static void split(struct ftv_handshake *hs, u8 *first, u8 *second)
-{
-	kdf(first, second, NULL, NULL, 0, hs->chaining_key);
-	memzero_explicit(hs, sizeof(*hs));
 }
 
 /**
@@ -272,7 +389,7 @@ static void split(struct ftv_handshake *hs, u8 *first, u8 *second)
  * @peer: the initiator
  * @hs: state from ftv_noise_consume_init(); zeroed on return
  * @msg: receives the response
- * @keys: receives the session's transport keys
+ * @keys: receives the session's keys
  *
  * Return: 0, or -EINVAL if a Diffie-Hellman result was zero.
  */
@@ -280,76 +397,62 @@ int ftv_noise_create_resp(struct ftv_peer *peer, struct ftv_handshake *hs,
 			  struct ftv_msg_resp *msg,
 			  struct ftv_session_keys *keys)
 {
-	u8 key[FTV_KEY_SIZE];
-	int ret = -EINVAL;
+	u8 psk[FTV_KEY_SIZE];
+	bool ok;
 
-	curve25519_generate_secret(hs->ephemeral_private);
-	if (!curve25519_generate_public(msg->ephemeral, hs->ephemeral_private))
-		goto out;
-	mix_ephemeral(hs, msg->ephemeral);
-	if (!mix_dh(hs->chaining_key, NULL, hs->ephemeral_private,
-		    hs->remote_ephemeral) ||
-	    !mix_dh(hs->chaining_key, NULL, hs->ephemeral_private,
-		    peer->public_key))
-		goto out;
-	mix_psk(peer, hs, key);
-	seal(msg->sealed_nothing, NULL, 0, hs->hash, key);
-	split(hs, keys->recv, keys->send);
-	ret = 0;
-out:
+	read_psk(peer, psk);
+	ok = make_ephemeral(hs->ephemeral_private, msg->ephemeral) &&
+	     resp_create(hs, msg, peer->public_key, psk, keys);
+	memzero_explicit(psk, sizeof(psk));
 	memzero_explicit(hs, sizeof(*hs));
-	memzero_explicit(key, sizeof(key));
-	return ret;
+	return ok ? 0 : -EINVAL;
 }
 
 /**
  * ftv_noise_consume_resp - authenticate the response, derive session keys
  * @peer: the responder
  * @identity: our static key pair
- * @hs: state from ftv_noise_create_init(); zeroed on success
+ * @hs: state from ftv_noise_create_init(); left alone, so that a forged
+ *	response does not spoil the real one
  * @msg: the response
- * @keys: receives the session's transport keys
+ * @keys: receives the session's keys
  *
  * Return: 0 or -EBADMSG.
  */
 int ftv_noise_consume_resp(struct ftv_peer *peer,
 			   const struct ftv_identity *identity,
-			   struct ftv_handshake *hs,
+			   const struct ftv_handshake *hs,
 			   const struct ftv_msg_resp *msg,
 			   struct ftv_session_keys *keys)
 {
 	struct ftv_handshake tmp = *hs;
-	u8 key[FTV_KEY_SIZE];
-	int ret = -EBADMSG;
+	u8 psk[FTV_KEY_SIZE];
+	bool ok;
 
-	/* Work on a copy: a forged response must not spoil the real one. */
-	mix_ephemeral(&tmp, msg->ephemeral);
-	if (!mix_dh(tmp.chaining_key, NULL, tmp.ephemeral_private,
-		    msg->ephemeral) ||
-	    !mix_dh(tmp.chaining_key, NULL, identity->private_key,
-		    msg->ephemeral))
-		goto out;
-	mix_psk(peer, &tmp, key);
-	if (!unseal(NULL, msg->sealed_nothing, 0, tmp.hash, key))
-		goto out;
-	split(&tmp, keys->send, keys->recv);
-	memzero_explicit(hs, sizeof(*hs));
-	ret = 0;
-out:
+	read_psk(peer, psk);
+	ok = resp_open(&tmp, msg, identity, psk, keys);
 	memzero_explicit(&tmp, sizeof(tmp));
-	memzero_explicit(key, sizeof(key));
-	return ret;
+	memzero_explicit(psk, sizeof(psk));
+	return ok ? 0 : -EBADMSG;
 }
 
 /**
  * ftv_noise_init - compute the protocol's constant starting values
  *
- * Return: 0.
+ * Return: 0, or -ENOTRECOVERABLE if a debug build's self-test fails.
  */
 int __init ftv_noise_init(void)
 {
 	sha256(construction, sizeof(construction) - 1, initial_chaining_key);
 	hash2(initial_hash, initial_chaining_key, FTV_HASH_SIZE, identifier,
 	      sizeof(identifier) - 1);
+#ifdef DEBUG
+	if (!ftv_noise_selftest())
+		return -ENOTRECOVERABLE;
+#endif
 	return 0;
 }
+
+#ifdef DEBUG
+#include "selftest/noise.c"
+#endif

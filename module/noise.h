@@ -5,6 +5,8 @@
 
 #include "messages.h"
 
+#include <linux/siphash.h>
+
 struct ftv_device;
 struct ftv_identity;
 struct ftv_peer;
@@ -25,12 +27,16 @@ struct ftv_handshake {
 
 /**
  * struct ftv_session_keys - the two transport keys of a session
- * @send: key for what this side sends
- * @recv: key for what this side receives
+ * @send: AEAD key for what this side sends
+ * @recv: AEAD key for what this side receives
+ * @send_hp: key that masks the counters this side sends
+ * @recv_hp: key that unmasks the counters this side receives
  */
 struct ftv_session_keys {
 	u8 send[FTV_KEY_SIZE];
 	u8 recv[FTV_KEY_SIZE];
+	siphash_key_t send_hp;
+	siphash_key_t recv_hp;
 };
 
 int ftv_noise_init(void);
@@ -46,8 +52,12 @@ int ftv_noise_create_resp(struct ftv_peer *peer, struct ftv_handshake *hs,
 			  struct ftv_session_keys *keys);
 int ftv_noise_consume_resp(struct ftv_peer *peer,
 			   const struct ftv_identity *identity,
-			   struct ftv_handshake *hs,
+			   const struct ftv_handshake *hs,
 			   const struct ftv_msg_resp *msg,
 			   struct ftv_session_keys *keys);
+
+#ifdef DEBUG
+bool ftv_noise_selftest(void);
+#endif
 
 #endif /* _FTV_NOISE_H */

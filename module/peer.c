@@ -193,6 +193,7 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 {
 	spin_lock_bh(&peer->lock);
 	peer->endpoint = *endpoint;
+	peer->endpoint_configured = endpoint->addr.sa_family != AF_UNSPEC;
 	spin_unlock_bh(&peer->lock);
 }
 
@@ -253,6 +254,29 @@ void ftv_peer_flush_staged(struct ftv_peer *peer)
 		ftv_send_packet(peer, skb);
 }
 
+static void confirm_locked(struct ftv_peer *peer,
+				    struct ftv_conn *conn)
+{
+	lockdep_assert_held(&peer->lock);
+	WRITE_ONCE(conn->confirmed, true);
+	peer->last_handshake = ktime_get_real_seconds();
+}
+
+/**
+ * ftv_peer_confirm - the responder's session proved itself
+ * @peer: the peer
+ * @conn: its connection, whose first data just authenticated
+ *
+ * Until then, a responder cannot tell a working session from one whose
+ * initiator could not read the response (a wrong pre-shared key, say).
+ */
+void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn)
+{
+	spin_lock_bh(&peer->lock);
+	confirm_locked(peer, conn);
+	spin_unlock_bh(&peer->lock);
+}
+
 /**
  * ftv_peer_install_conn - make @conn the peer's session
  * @peer: the peer
@@ -285,12 +309,20 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	}
 	old = rcu_dereference_protected(peer->conn,
 					lockdep_is_held(&peer->lock));
-	WRITE_ONCE(conn->state, FTV_CONN_ESTABLISHED);
+	WRITE_ONCE(conn->established, jiffies);
+	/* A responder sends nothing before its response: data overtaking
+	 * it would reach an initiator that cannot open it yet.
+	 */
+	WRITE_ONCE(conn->state, conn->is_initiator ? FTV_CONN_ESTABLISHED :
+						     FTV_CONN_RESPONDING);
 	if (hlist_unhashed(&conn->hash))
 		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);
-	peer->last_handshake = ktime_get_real_seconds();
-	learn_endpoint_locked(peer, &conn->tuple);
+	if (conn->is_initiator)
+		confirm_locked(peer, conn);
+	/* A configured endpoint is where this side dials; keep it. */
+	if (!peer->endpoint_configured)
+		learn_endpoint_locked(peer, &conn->tuple);
 	spin_unlock_bh(&peer->lock);
 	if (old)
 		ftv_conn_retire(old);

@@ -23,13 +23,16 @@ enum ftv_peer_limits {
 	FTV_MAX_ALLOWEDIPS = 1U << 16,
 };
 
-/* Why a received segment was dropped; index + 1 is the uapi attribute. */
+/* Why a received segment was dropped; netlink.c maps each to its
+ * uapi attribute.
+ */
 enum ftv_drop_reason {
 	FTV_DROP_BAD_AUTH,
 	FTV_DROP_REPLAY,
 	FTV_DROP_MALFORMED,
 	FTV_DROP_NO_SESSION,
 	FTV_DROP_NOT_ALLOWED,
+	FTV_DROP_RATELIMITED,
 	FTV_DROP_MAX
 };
 
@@ -72,6 +75,7 @@ struct ftv_endpoint {
  *	replacing @conn; taken in softirq, so always with BHs off
  * @preshared_key: mixed into every handshake; zero when unset
  * @endpoint: configured or last authenticated address of the peer
+ * @endpoint_configured: the endpoint was configured, so this side dials
  * @latest_timestamp: newest handshake timestamp accepted from the peer
  * @conn: the established connection, or NULL
  * @pending: connection this side is opening, or NULL
@@ -99,6 +103,7 @@ struct ftv_peer {
 	spinlock_t lock; /* handshake and endpoint state, see above */
 	u8 preshared_key[FTV_KEY_SIZE];
 	struct ftv_endpoint endpoint;
+	bool endpoint_configured;
 	u8 latest_timestamp[FTV_TIMESTAMP_SIZE];
 	struct ftv_conn __rcu *conn;
 	struct ftv_conn *pending;
@@ -133,5 +138,6 @@ void ftv_peer_flush_staged(struct ftv_peer *peer);
 void ftv_peer_reset_session(struct ftv_peer *peer);
 bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending);
+void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn);
 
 #endif /* _FTV_PEER_H */

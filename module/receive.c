@@ -202,6 +202,11 @@ static void receive_listen(struct ftv_device *fdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
+	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROP_RATELIMITED);
+		kfree_skb(skb);
+		return;
+	}
 	if (skb_queue_len(&fdev->handshake_queue) >= FTV_HANDSHAKE_QUEUE_MAX) {
 		DEV_STATS_INC(fdev->dev, rx_dropped);
 		kfree_skb(skb);
@@ -238,6 +243,15 @@ static void maybe_ack(struct ftv_conn *conn)
 	if ((u32)atomic_read(&conn->rcv_nxt) - (u32)atomic_read(&conn->acked) >=
 	    FTV_ACK_EVERY_BYTES)
 		ftv_send_ack(conn);
+}
+
+/* The opener of a session also renews it when it mostly receives. */
+static void maybe_rekey(struct ftv_conn *conn)
+{
+	if (conn->is_initiator && READ_ONCE(conn->state) ==
+	    FTV_CONN_ESTABLISHED &&
+	    ftv_conn_rekey_due(conn, atomic64_read(&conn->send_counter)))
+		ftv_timers_want_connection(conn->peer);
 }
 
 static int inner_source(struct sk_buff *skb, int *family, const void **saddr)
@@ -333,10 +347,11 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 		return;
 	}
 	msg = (struct ftv_msg_data *)(skb->data + seg->payload_off);
-	counter = le64_to_cpu(msg->counter);
 	sealed_len = seg->payload_len - sizeof(*msg);
-	if (unlikely(counter >= FTV_REJECT_AFTER_MESSAGES)) {
-		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
+	counter = le64_to_cpu(msg->counter) ^
+		  ftv_send_counter_mask(&conn->recv_hp, msg->sealed);
+	if (unlikely(ftv_conn_expired(conn, counter))) {
+		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
 		return;
 	}
 	if (unlikely(ftv_crypto_open(conn->recv_tfm, counter, msg->sealed,
@@ -348,15 +363,18 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
 		return;
 	}
+	if (unlikely(!READ_ONCE(conn->confirmed)))
+		ftv_peer_confirm(peer, conn);
 	track_peer(conn, seg);
 	maybe_ack(conn);
-	if (sealed_len == FTV_TAG_SIZE) {
-		/* A keepalive. */
+	maybe_rekey(conn);
+	skb_pull(skb, seg->payload_off + sizeof(*msg));
+	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
+	if (!skb->len || !(skb->data[0] >> 4)) {
+		/* A keepalive: padding, no packet. */
 		consume_skb(skb);
 		return;
 	}
-	skb_pull(skb, seg->payload_off + sizeof(*msg));
-	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
 	deliver(conn, skb);
 }
 
@@ -383,6 +401,22 @@ static void receive_synack(struct ftv_conn *conn, struct sk_buff *skb,
 		return;
 	ftv_send_ack(conn);
 	ftv_send_payload(conn, conn->init_msg, conn->init_len);
+}
+
+/* Open what arrived before the response, now that the keys are known. */
+static void receive_early(struct ftv_conn *conn)
+{
+	struct ftv_segment seg;
+	struct sk_buff *skb;
+	unsigned int thoff;
+
+	while ((skb = skb_dequeue(&conn->early)) != NULL) {
+		if (parse_addresses(skb, &seg, &thoff) &&
+		    !parse_tcp(skb, &seg, thoff))
+			receive_data(conn, skb, &seg);
+		else
+			kfree_skb(skb);
+	}
 }
 
 /* Initiator: the response arrived; finish the key exchange. */
@@ -414,19 +448,33 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		goto out;
 	}
 	if (ftv_noise_consume_resp(peer, identity, &hs, &resp, &keys)) {
-		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
+		/* With several CPUs, data the responder sent just after its
+		 * response can arrive first: hold a few such payloads.
+		 */
+		if (skb_queue_len(&conn->early) >= FTV_EARLY_MAX) {
+			drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
+			goto out;
+		}
+		skb_queue_tail(&conn->early, skb);
+		/* The real response may have been installed on another CPU
+		 * meanwhile, after it emptied the queue.
+		 */
+		if (READ_ONCE(conn->state) != FTV_CONN_HANDSHAKE_SENT)
+			receive_early(conn);
 		goto out;
 	}
-	/* Setting a key on an allocated transform does not sleep. */
-	ok = !crypto_aead_setkey(conn->send_tfm, keys.send, FTV_KEY_SIZE) &&
-	     !crypto_aead_setkey(conn->recv_tfm, keys.recv, FTV_KEY_SIZE);
+	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
 	consume_skb(skb);
 	if (!ok || !ftv_peer_install_conn(peer, conn, false))
 		goto out;
 	memzero_explicit(&conn->handshake, sizeof(conn->handshake));
 	ftv_timers_connected(peer);
+	/* The responder counts the session only once data arrives on it. */
+	if (skb_queue_empty_lockless(&peer->staged))
+		ftv_send_keepalive(conn);
 	ftv_peer_flush_staged(peer);
+	receive_early(conn);
 out:
 	memzero_explicit(&keys, sizeof(keys));
 	memzero_explicit(&hs, sizeof(hs));
@@ -447,6 +495,11 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	if (state == FTV_CONN_SYN_SENT) {
 		receive_synack(conn, skb, seg);
+		return;
+	}
+	if (state == FTV_CONN_RETIRED && !conn->keyed) {
+		/* An attempt that never completed. */
+		consume_skb(skb);
 		return;
 	}
 	if (!seg->payload_len || (seg->flags & TCPHDR_SYN)) {
@@ -554,12 +607,8 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg.tuple);
 	if (ftv_noise_create_resp(peer, &hs, (struct ftv_msg_resp *)resp,
-				  &keys))
-		goto err_conn;
-	conn->send_tfm = ftv_crypto_alloc(keys.send);
-	conn->recv_tfm = ftv_crypto_alloc(keys.recv);
-	memzero_explicit(&keys, sizeof(keys));
-	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
+				  &keys) ||
+	    ftv_conn_set_keys(conn, &keys))
 		goto err_conn;
 	resp_len = sizeof(struct ftv_msg_resp) +
 		   get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
@@ -570,6 +619,8 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 
 	local_bh_disable();
 	ftv_send_payload(conn, resp, resp_len);
+	/* Unless a newer session already replaced it. */
+	cmpxchg(&conn->state, FTV_CONN_RESPONDING, FTV_CONN_ESTABLISHED);
 	ftv_timers_connected(peer);
 	ftv_peer_flush_staged(peer);
 	local_bh_enable();

@@ -249,22 +249,45 @@ static int make_room(struct sk_buff *skb)
 	return 0;
 }
 
-static void send_data(struct ftv_conn *conn, struct sk_buff *skb)
+/**
+ * ftv_send_counter_mask - what a counter is XORed with on the wire
+ * @key: the direction's counter key
+ * @sealed: the first 16 bytes of the sealed payload (ciphertext or tag)
+ *
+ * Return: the mask. It depends on the ciphertext, which never repeats, so
+ * the counter looks as random on the wire as the rest of the payload.
+ */
+u64 ftv_send_counter_mask(const siphash_key_t *key, const u8 *sealed)
 {
-	unsigned int len = skb->len;
+	return siphash_2u64(get_unaligned_le64(sealed),
+			    get_unaligned_le64(sealed + 8), key);
+}
+
+/* Seal @skb's payload in place and send it. @len bytes of it are inner
+ * data that counts in the statistics (a keepalive's padding does not).
+ */
+static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
+		      unsigned int len)
+{
+	unsigned int plain_len = skb->len;
 	struct ftv_msg_data *msg;
+	int ret = -EKEYEXPIRED;
 	u64 counter;
 
 	counter = atomic64_inc_return(&conn->send_counter) - 1;
-	if (unlikely(counter >= FTV_REJECT_AFTER_MESSAGES))
+	if (unlikely(ftv_conn_expired(conn, counter)))
 		goto drop;
-	if (unlikely(make_room(skb)))
+	ret = make_room(skb);
+	if (unlikely(ret))
 		goto drop;
 	skb_put(skb, FTV_TAG_SIZE);
-	if (unlikely(ftv_crypto_seal(conn->send_tfm, counter, skb->data, len)))
+	ret = ftv_crypto_seal(conn->send_tfm, counter, skb->data, plain_len);
+	if (unlikely(ret))
 		goto drop;
 	msg = skb_push(skb, sizeof(*msg));
-	msg->counter = cpu_to_le64(counter);
+	msg->counter = cpu_to_le64(counter ^
+				   ftv_send_counter_mask(&conn->send_hp,
+							 msg->sealed));
 	if (len) {
 		atomic64_add(len, &conn->peer->tx_bytes);
 		dev_sw_netstats_tx_add(conn->device->dev, 1, len);
@@ -273,6 +296,8 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb)
 	return;
 
 drop:
+	net_dbg_ratelimited("%s: cannot seal message %llu: %d\n",
+			    conn->device->dev->name, counter, ret);
 	DEV_STATS_INC(conn->device->dev, tx_errors);
 	kfree_skb(skb);
 }
@@ -285,28 +310,45 @@ drop:
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 {
 	struct ftv_conn *conn;
+	u64 next;
 
 	rcu_read_lock_bh();
 	conn = rcu_dereference_bh(peer->conn);
-	if (likely(conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)) {
-		send_data(conn, skb);
-		ftv_timers_data_sent(peer);
-	} else {
-		ftv_peer_stage_packet(peer, skb);
-	}
+	if (unlikely(!conn || READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED))
+		goto stage;
+	next = atomic64_read(&conn->send_counter);
+	if (unlikely(ftv_conn_expired(conn, next)))
+		goto stage;
+	/* Keep sending on this session until the next one is up. */
+	if (unlikely(ftv_conn_rekey_due(conn, next)) && !READ_ONCE(peer->pending))
+		ftv_timers_want_connection(peer);
+	send_data(conn, skb, skb->len);
+	ftv_timers_data_sent(peer);
+	rcu_read_unlock_bh();
+	return;
+
+stage:
+	ftv_peer_stage_packet(peer, skb);
 	rcu_read_unlock_bh();
 }
 
 /**
- * ftv_send_keepalive - send an empty sealed message
+ * ftv_send_keepalive - send a sealed message that carries no packet
  * @conn: an established connection
+ *
+ * Its plaintext is a random number of zero bytes, so keepalives do not all
+ * have one telltale length; a zero first nibble is no IP version, which is
+ * how the receiver knows.
  */
 void ftv_send_keepalive(struct ftv_conn *conn)
 {
-	struct sk_buff *skb = alloc_control(FTV_DATA_OVERHEAD);
+	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
+	struct sk_buff *skb = alloc_control(pad + FTV_DATA_OVERHEAD);
 
-	if (likely(skb))
-		send_data(conn, skb);
+	if (likely(skb)) {
+		skb_put_zero(skb, pad);
+		send_data(conn, skb, 0);
+	}
 }
 
 /**

@@ -3,6 +3,7 @@
 #ifndef _FTV_SEND_H
 #define _FTV_SEND_H
 
+#include <linux/siphash.h>
 #include <linux/skbuff.h>
 
 struct ftv_conn;
@@ -16,6 +17,7 @@ struct ftv_tcp_params;
 			   sizeof(struct ftv_msg_data))
 
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
+u64 ftv_send_counter_mask(const siphash_key_t *key, const u8 *sealed);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_ack(struct ftv_conn *conn);

@@ -84,6 +84,7 @@ static const struct nla_policy drops_policy[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_MALFORMED] = { .type = NLA_U64 },
 	[FTV_DROPS_A_NO_SESSION] = { .type = NLA_U64 },
 	[FTV_DROPS_A_NOT_ALLOWED] = { .type = NLA_U64 },
+	[FTV_DROPS_A_RATELIMITED] = { .type = NLA_U64 },
 };
 
 static const int drop_attrs[DROP_REASONS] = {
@@ -92,6 +93,7 @@ static const int drop_attrs[DROP_REASONS] = {
 	[DROP_MALFORMED] = FTV_DROPS_A_MALFORMED,
 	[DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
 	[DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
+	[DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
 };
 
 /* ---- kernel -> model ---------------------------------------------------- */

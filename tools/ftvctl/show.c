@@ -18,6 +18,7 @@ static const char *const drop_names[DROP_REASONS] = {
 	[DROP_MALFORMED] = "malformed",
 	[DROP_NO_SESSION] = "no_session",
 	[DROP_NOT_ALLOWED] = "not_allowed",
+	[DROP_RATELIMITED] = "ratelimited",
 };
 
 static const char *state_name(uint8_t state)

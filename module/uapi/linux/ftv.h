@@ -132,6 +132,7 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_NO_SESSION,		/* no session to open it with */
 	FTV_DROPS_A_NOT_ALLOWED,	/* inner source outside allowed-ips */
 	FTV_DROPS_A_PAD,
+	FTV_DROPS_A_RATELIMITED,	/* handshake over the rate limit */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)

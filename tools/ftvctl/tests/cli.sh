@@ -137,7 +137,7 @@ d = json.load(sys.stdin)
 assert list(d) == ["ftv0", "ftv\"1"], list(d)
 dev = d["ftv0"]
 assert list(dev) == ["public_key", "listen_port", "fwmark", "drops", "peers"]
-assert list(dev["drops"]) == ["bad_auth", "replay", "malformed", "no_session", "not_allowed"]
+assert list(dev["drops"]) == ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state"]

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Pre-shared keys (R-C1): with different pre-shared keys on the two ends the
+# key exchange cannot complete, so there is no session on either side and
+# A counts the response it could not authenticate; with the same key the
+# tunnel comes up.
+#
+#   ns A (initiator, psk 1 then 2)             ns B (responder, psk 2)
+#   +---------------------------+             +---------------------------+
+#   | ftv0 10.9.0.1/24          |             | ftv0 10.9.0.2/24          |
+#   | veth0 10.0.0.1/24         |-------------| veth0 10.0.0.2/24 :51820  |
+#   +---------------------------+             +---------------------------+
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
+. "$(dirname "$0")/lib.sh"
+trap cleanup EXIT
+
+ktap_plan 6
+ftv_require
+
+pair_underlay 4 || ktap_bail "cannot set up the underlay"
+pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
+tmpdir
+(umask 077 && "$FTVCTL" genpsk >"$FTV_TMP/psk1" && "$FTVCTL" genpsk >"$FTV_TMP/psk2") ||
+	ktap_bail "ftvctl genpsk failed"
+pub_a=$(pubkey_of a)
+pub_b=$(pubkey_of b)
+{ nsx "$A" "$FTVCTL" peer set ftv0 "$pub_b" preshared-key "$FTV_TMP/psk1" &&
+	nsx "$B" "$FTVCTL" peer set ftv0 "$pub_a" preshared-key "$FTV_TMP/psk2"; } ||
+	ktap_bail "cannot set the pre-shared keys"
+
+# A dials, B answers, A cannot open the answer: it is counted on A.
+nsx "$A" ping -q -c 1 -W 1 10.9.0.2 >/dev/null 2>&1
+refused() { [ "$(ftv_peer_json "$A" ftv0 "$pub_b" 'p["drops"]["bad_auth"]')" -gt 0 ]; }
+if wait_for 20 refused; then
+	ktap_ok "A rejects B's response made with another pre-shared key"
+else
+	ktap_fail "A rejects B's response made with another pre-shared key"
+	nsx "$A" "$FTVCTL" show ftv0 2>&1 | ktap_diag
+fi
+ktap_check_fails "no ping gets through with mismatched keys" \
+	nsx "$A" ping -q -c 3 -W 1 10.9.0.2
+ktap_eq "no handshake on either side" "0 0" \
+	"$(ftv_peer_json "$A" ftv0 "$pub_b" 'p["last_handshake"]') $(ftv_peer_json "$B" ftv0 "$pub_a" 'p["last_handshake"]')"
+ktap_eq "nothing came out of B's ftv0" 0 \
+	"$(nsx "$B" cat /sys/class/net/ftv0/statistics/rx_packets)"
+
+nsx "$A" "$FTVCTL" peer set ftv0 "$pub_b" preshared-key "$FTV_TMP/psk2" ||
+	ktap_bail "cannot change A's pre-shared key"
+ktap_check "with the same pre-shared key the tunnel comes up" \
+	connect_ping "$A" 10.9.0.2
+handshake=$(ftv_peer_json "$B" ftv0 "$pub_a" 'p["last_handshake"]')
+if [ "${handshake:-0}" -gt 0 ]; then
+	ktap_ok "B now shows a handshake"
+else
+	ktap_fail "B now shows a handshake"
+fi
+
+ktap_finish
