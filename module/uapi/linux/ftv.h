@@ -17,6 +17,13 @@
  *   FTV_A_IFINDEX or FTV_A_IFNAME, then any of FTV_A_PRIVATE_KEY (32 bytes,
  *   all zero removes it), FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_FLAGS.
  *
+ * FTV_CMD_PEER_EVENT (notification only, multicast group FTV_MCGRP_PEERS)
+ *   FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_EVENT (enum ftv_event) and an
+ *   FTV_A_PEER nest with FTV_PEER_A_PUBLIC_KEY and the current endpoint
+ *   (FTV_PEER_A_ENDPOINT_IPV4/IPV6 + FTV_PEER_A_ENDPOINT_PORT) if known.
+ *   Sent in the namespace the device is in; listening needs no privilege
+ *   beyond being in that namespace.
+ *
  * A peer is never split across dump messages. FTV_PEER_F_REPLACE_ALLOWEDIPS
  * without FTV_PEER_A_ALLOWEDIPS (or with an empty one) clears the list.
  *
@@ -35,6 +42,8 @@
 
 #define FTV_KEY_LEN		32
 
+#define FTV_MCGRP_PEERS		"peers"
+
 enum ftv_cmd {
 	FTV_CMD_UNSPEC,
 	FTV_CMD_GET_DEVICE,
@@ -42,6 +51,7 @@ enum ftv_cmd {
 	FTV_CMD_NEW_PEER,
 	FTV_CMD_SET_PEER,
 	FTV_CMD_DEL_PEER,
+	FTV_CMD_PEER_EVENT,
 
 	__FTV_CMD_MAX,
 	FTV_CMD_MAX = (__FTV_CMD_MAX - 1)
@@ -66,6 +76,7 @@ enum ftv_device_attr {
 	FTV_A_DROPS,		/* nest, enum ftv_drops_attr; get only */
 	FTV_A_PEERS,		/* nest of FTV_A_PEER; get only */
 	FTV_A_PEER,		/* nest, enum ftv_peer_attr */
+	FTV_A_EVENT,		/* u8, enum ftv_event; notifications only */
 
 	__FTV_A_LAST,
 	FTV_A_MAX = (__FTV_A_LAST - 1)
@@ -82,6 +93,15 @@ enum ftv_peer_flag {
 	__FTV_PEER_F_ALL = FTV_PEER_F_REPLACE_ALLOWEDIPS |
 			   FTV_PEER_F_REMOVE_ENDPOINT |
 			   FTV_PEER_F_REMOVE_PRESHARED_KEY
+};
+
+/* FTV_A_EVENT */
+enum ftv_event {
+	FTV_EVENT_UNSPEC,
+	FTV_EVENT_ESTABLISHED,		/* first session with the peer is up */
+	FTV_EVENT_REKEYED,		/* a new session replaced the old one */
+	FTV_EVENT_ENDPOINT_CHANGED,	/* the peer now talks from elsewhere */
+	FTV_EVENT_LOST,			/* the path died or the session expired */
 };
 
 /* FTV_PEER_A_STATE */
