@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < SUBCOMMAND_COUNT; i++)
 		if (!strcmp(argv[1], subcommands[i].name))
 			return subcommands[i].main(argc - 1, argv + 1);
-	fprintf(stderr, "%s: unknown command \"%s\"\n\n", PROG_NAME, argv[1]);
+	print_error("unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 1;
 }

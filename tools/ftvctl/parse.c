@@ -42,8 +42,8 @@ bool parse_ifname(char name[IFNAMSIZ], const char *value)
 	size_t len = strlen(value);
 
 	if (!len || len >= IFNAMSIZ) {
-		fprintf(stderr, "%s: \"%s\" is not an interface name (1 to %d characters)\n",
-			PROG_NAME, value, IFNAMSIZ - 1);
+		print_error("'%s' is not an interface name (1 to %d characters)",
+			    value, IFNAMSIZ - 1);
 		return false;
 	}
 	memcpy(name, value, len + 1);
@@ -70,7 +70,7 @@ static bool parse_setting(unsigned long *n, const char *value,
 	else
 		ok = parse_ulong(n, value, 10, max);
 	if (!ok)
-		fprintf(stderr, "%s: \"%s\" is not %s\n", PROG_NAME, value, what);
+		print_error("'%s' is not %s", value, what);
 	return ok;
 }
 
@@ -177,8 +177,7 @@ static bool endpoint_is_usable(const union endpoint *ep, const char *value)
 	else if (ep->addr.sa_family == AF_INET6 && ep->addr6.sin6_scope_id)
 		problem = "scoped IPv6 addresses are not supported";
 	if (problem)
-		fprintf(stderr, "%s: endpoint \"%s\": %s\n",
-			PROG_NAME, value, problem);
+		print_error("endpoint '%s': %s", value, problem);
 	return !problem;
 }
 
@@ -192,14 +191,14 @@ bool parse_endpoint(union endpoint *ep, const char *value)
 
 	if (!split_endpoint(host, sizeof(host), &port, value) ||
 	    !parse_ulong(&n, port, 10, UINT16_MAX) || !n) {
-		fprintf(stderr, "%s: \"%s\" is not an endpoint (HOST:PORT, [IPv6]:PORT, port 1 to 65535)\n",
-			PROG_NAME, value);
+		print_error("'%s' is not an endpoint (HOST:PORT, [IPv6]:PORT, port 1 to 65535)",
+			    value);
 		return false;
 	}
 	ret = resolve(&res, host, port, value[0] == '[');
 	if (ret) {
-		fprintf(stderr, "%s: unable to resolve endpoint \"%s\": %s\n",
-			PROG_NAME, value, gai_strerror(ret));
+		print_error("unable to resolve endpoint '%s': %s", value,
+			    gai_strerror(ret));
 		return false;
 	}
 	memset(ep, 0, sizeof(*ep));
@@ -255,13 +254,12 @@ static bool add_allowedip(struct peer *peer, const char *token)
 	const char *problem;
 
 	if (!ip) {
-		fprintf(stderr, "%s: %s\n", PROG_NAME, strerror(ENOMEM));
+		print_error("%s", strerror(ENOMEM));
 		return false;
 	}
 	problem = prefix_from_string(ip, token);
 	if (problem) {
-		fprintf(stderr, "%s: allowed IP \"%s\": %s\n",
-			PROG_NAME, token, problem);
+		print_error("allowed IP '%s': %s", token, problem);
 		free(ip);
 		return false;
 	}
@@ -276,7 +274,7 @@ bool parse_allowedips(struct peer *peer, const char *value)
 	bool ok = true;
 
 	if (!copy) {
-		fprintf(stderr, "%s: %s\n", PROG_NAME, strerror(ENOMEM));
+		print_error("%s", strerror(ENOMEM));
 		return false;
 	}
 	rest = trim(copy);
@@ -285,8 +283,7 @@ bool parse_allowedips(struct peer *peer, const char *value)
 	while (ok && (token = strsep(&rest, ","))) {
 		token = trim(token);
 		if (!*token) {
-			fprintf(stderr, "%s: allowed IPs \"%s\": empty entry\n",
-				PROG_NAME, value);
+			print_error("allowed IPs '%s': empty entry", value);
 			ok = false;
 		} else {
 			ok = add_allowedip(peer, token);
@@ -300,8 +297,8 @@ bool parse_public_key(uint8_t key[FTV_KEY_LEN], const char *value)
 {
 	if (key_from_base64(key, value))
 		return true;
-	fprintf(stderr, "%s: \"%s\" is not a base64 public key (%d characters)\n",
-		PROG_NAME, value, KEY_B64_LEN);
+	print_error("'%s' is not a base64 public key (%d characters)", value,
+		    KEY_B64_LEN);
 	return false;
 }
 
@@ -316,19 +313,19 @@ bool read_key_file(uint8_t key[FTV_KEY_LEN], const char *path)
 	size_t len;
 
 	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", PROG_NAME, path, strerror(errno));
+		print_error("%s: %s", path, strerror(errno));
 		return false;
 	}
 	len = fread(buf, 1, sizeof(buf) - 1, f);
 	if (ferror(f)) {
-		fprintf(stderr, "%s: %s: read error\n", PROG_NAME, name);
+		print_error("%s: read error", name);
 		goto out;
 	}
 	buf[len] = '\0';
 	ok = len < sizeof(buf) - 1 && key_from_base64(key, trim(buf));
 	if (!ok)
-		fprintf(stderr, "%s: %s: not a base64 key (%d characters)\n",
-			PROG_NAME, name, KEY_B64_LEN);
+		print_error("%s: not a base64 key (%d characters)", name,
+			    KEY_B64_LEN);
 out:
 	sodium_memzero(buf, sizeof(buf));
 	if (!from_stdin)

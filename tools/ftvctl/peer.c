@@ -63,8 +63,7 @@ static bool peer_option(struct peer *peer, const struct peer_op *op,
 		peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
 		return parse_keepalive(&peer->persistent_keepalive, value);
 	}
-	fprintf(stderr, "%s: peer %s: unknown option \"%s\"\n",
-		PROG_NAME, op->name, option);
+	print_error("peer %s: unknown option '%s'", op->name, option);
 	usage(stderr);
 	return false;
 }
@@ -103,8 +102,7 @@ int peer_main(int argc, char **argv)
 	op = argc >= 2 ? find_op(argv[1]) : NULL;
 	if (!op || argc < 4) {
 		if (argc >= 2 && !op)
-			fprintf(stderr, "%s: peer: unknown action \"%s\"\n",
-				PROG_NAME, argv[1]);
+			print_error("peer: unknown action '%s'", argv[1]);
 		usage(stderr);
 		return 1;
 	}

@@ -29,7 +29,7 @@ static bool set_option(struct device *dev, const char *option,
 		dev->flags |= DEVICE_HAS_FWMARK;
 		return parse_fwmark(&dev->fwmark, value);
 	}
-	fprintf(stderr, "%s: set: unknown option \"%s\"\n", PROG_NAME, option);
+	print_error("set: unknown option '%s'", option);
 	usage(stderr);
 	return false;
 }

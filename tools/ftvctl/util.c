@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "util.h"
 
 const char *PROG_NAME = "ftvctl";
+
+static const char *error_file;
+static unsigned int error_line;
 
 bool wants_help(int argc, char **argv)
 {
@@ -20,9 +24,27 @@ bool wants_help(int argc, char **argv)
 int finish_output(void)
 {
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "%s: unable to write the output: %s\n",
-			PROG_NAME, strerror(errno));
+		print_error("unable to write the output: %s", strerror(errno));
 		return 1;
 	}
 	return 0;
+}
+
+void print_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROG_NAME);
+	if (error_file)
+		fprintf(stderr, "%s:%u: ", error_file, error_line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void error_location_set(const char *file, unsigned int line)
+{
+	error_file = file;
+	error_line = line;
 }

@@ -14,4 +14,14 @@ bool wants_help(int argc, char **argv);
 /* Flushes stdout: 0, or 1 after saying why the output was lost. */
 int finish_output(void);
 
+/*
+ * Prints "ftvctl: " and the message on stderr, with "FILE:LINE: " in
+ * between while a configuration file is being read, so that the value
+ * parsers shared with the command line point at the right place.
+ */
+void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* @file NULL: messages no longer name a place. */
+void error_location_set(const char *file, unsigned int line);
+
 #endif

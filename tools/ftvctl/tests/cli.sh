@@ -89,17 +89,17 @@ expect_fail "set: a bad key file is named" "$TMP/bad.key: not a base64 key" \
 	-- set ftv0 private-key "$TMP/bad.key"
 expect_fail "set: a missing key file is named" "$TMP/none: No such file" \
 	-- set ftv0 private-key "$TMP/none"
-expect_fail "set: port out of range" '"65536" is not a port' \
+expect_fail "set: port out of range" "'65536' is not a port" \
 	-- set ftv0 listen-port 65536
-expect_fail "set: fwmark garbage" '"0xzz" is not a firewall mark' \
+expect_fail "set: fwmark garbage" "'0xzz' is not a firewall mark" \
 	-- set ftv0 fwmark 0xzz
 expect_fail "set: value missing" "Usage:" -- set ftv0 fwmark
-expect_fail "set: unknown option" 'unknown option "mtu"' -- set ftv0 mtu 1400
+expect_fail "set: unknown option" "unknown option 'mtu'" -- set ftv0 mtu 1400
 expect_fail "set: interface name too long" "is not an interface name" \
 	-- set ftv0123456789abcdef
-expect_fail "peer: bad public key" '"abc" is not a base64 public key' \
+expect_fail "peer: bad public key" "'abc' is not a base64 public key" \
 	-- peer add ftv0 abc
-expect_fail "peer: unknown action" 'unknown action "move"' \
+expect_fail "peer: unknown action" "unknown action 'move'" \
 	-- peer move ftv0 "$alice_pub"
 expect_fail "peer del: takes no options" "Usage:" \
 	-- peer del ftv0 "$alice_pub" endpoint 1.2.3.4:1
@@ -107,13 +107,13 @@ expect_fail "peer: bare IPv6 endpoint refused" "is not an endpoint" \
 	-- peer add ftv0 "$alice_pub" endpoint fd00::1:51820
 expect_fail "peer: endpoint port 0 refused" "is not an endpoint" \
 	-- peer add ftv0 "$alice_pub" endpoint 10.0.0.1:0
-expect_fail "peer: prefix too long, token quoted" '"10.0.0.0/33": the prefix length' \
+expect_fail "peer: prefix too long, token quoted" "'10.0.0.0/33': the prefix length" \
 	-- peer add ftv0 "$alice_pub" allowed-ips 10.0.0.0/8,10.0.0.0/33
-expect_fail "peer: IPv6 prefix too long" '"fd00::/129"' \
+expect_fail "peer: IPv6 prefix too long" "'fd00::/129'" \
 	-- peer set ftv0 "$alice_pub" allowed-ips fd00::/129
 expect_fail "peer: empty list entry" "empty entry" \
 	-- peer add ftv0 "$alice_pub" allowed-ips 10.0.0.1,,10.0.0.2
-expect_fail "peer: keepalive out of range" '"65536" is not a keepalive' \
+expect_fail "peer: keepalive out of range" "'65536' is not a keepalive" \
 	-- peer add ftv0 "$alice_pub" persistent-keepalive 65536
 expect_fail "peer: a bad pre-shared key file is named" "$TMP/bad.key" \
 	-- peer add ftv0 "$alice_pub" preshared-key "$TMP/bad.key"
