@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <sodium.h>
 
@@ -53,4 +55,95 @@ void devices_free(struct device *dev)
 		sodium_memzero(dev, sizeof(*dev));
 		free(dev);
 	}
+}
+
+struct peer *device_find_peer(const struct device *dev,
+			      const uint8_t public_key[FTV_KEY_LEN])
+{
+	struct peer *peer;
+
+	for (peer = dev->first_peer; peer; peer = peer->next)
+		if (!memcmp(peer->public_key, public_key, FTV_KEY_LEN))
+			return peer;
+	return NULL;
+}
+
+bool endpoint_equal(const union endpoint *a, const union endpoint *b)
+{
+	if (a->addr.sa_family != b->addr.sa_family)
+		return false;
+	if (a->addr.sa_family == AF_INET)
+		return a->addr4.sin_port == b->addr4.sin_port &&
+		       a->addr4.sin_addr.s_addr == b->addr4.sin_addr.s_addr;
+	if (a->addr.sa_family == AF_INET6)
+		return a->addr6.sin6_port == b->addr6.sin6_port &&
+		       !memcmp(&a->addr6.sin6_addr, &b->addr6.sin6_addr,
+			       sizeof(a->addr6.sin6_addr));
+	return true;
+}
+
+/* An allowed IP reduced to what the kernel keeps of it; no padding. */
+struct prefix {
+	uint8_t family;
+	uint8_t cidr;
+	uint8_t bits[16];
+};
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct prefix));
+}
+
+static void prefix_from(struct prefix *p, const struct allowedip *ip)
+{
+	const uint8_t *addr = (const uint8_t *)&ip->ip6;
+	int i, len = ip->family == AF_INET ? 4 : 16, left;
+
+	memset(p, 0, sizeof(*p));
+	p->family = ip->family == AF_INET ? 4 : 6;
+	p->cidr = ip->cidr;
+	for (i = 0; i < len; i++) {
+		left = ip->cidr - 8 * i;
+		if (left >= 8)
+			p->bits[i] = addr[i];
+		else if (left > 0)
+			p->bits[i] = addr[i] & (0xff << (8 - left));
+	}
+}
+
+/* @peer's prefixes sorted, duplicates dropped; NULL only if out of memory. */
+static struct prefix *prefixes_of(const struct peer *peer, size_t *count)
+{
+	const struct allowedip *ip;
+	struct prefix *p;
+	size_t n = 0, i, kept;
+
+	for (ip = peer->first_allowedip; ip; ip = ip->next)
+		n++;
+	p = calloc(n ? n : 1, sizeof(*p));
+	if (!p)
+		return NULL;
+	for (ip = peer->first_allowedip, i = 0; ip; ip = ip->next, i++)
+		prefix_from(&p[i], ip);
+	qsort(p, n, sizeof(*p), prefix_cmp);
+	for (i = 0, kept = 0; i < n; i++)
+		if (!kept || prefix_cmp(&p[kept - 1], &p[i]))
+			p[kept++] = p[i];
+	*count = kept;
+	return p;
+}
+
+int peer_allowedips_equal(const struct peer *a, const struct peer *b)
+{
+	struct prefix *pa, *pb;
+	size_t na, nb;
+	int equal = -ENOMEM;
+
+	pa = prefixes_of(a, &na);
+	pb = pa ? prefixes_of(b, &nb) : NULL;
+	if (pb)
+		equal = na == nb && !memcmp(pa, pb, na * sizeof(*pa));
+	free(pa);
+	free(pb);
+	return equal;
 }

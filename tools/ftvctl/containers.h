@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The in-memory model of a device: what a subcommand (and, later, the
- * config file parser) wants to change, and what the kernel reports back.
+ * The in-memory model of a device: what a subcommand or a config file
+ * wants to change, and what the kernel reports back.
  * The HAS_* flags record which fields were actually given, so that a request
  * touches only what the user named and leaves the rest alone.
  */
@@ -9,6 +9,7 @@
 #define FTVCTL_CONTAINERS_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -47,6 +48,8 @@ enum {
 	PEER_HAS_PERSISTENT_KEEPALIVE = 1U << 3,
 	/* The allowed-ips list replaces the kernel's instead of adding. */
 	PEER_REPLACE_ALLOWEDIPS = 1U << 4,
+	/* The kernel forgets the peer's pre-shared key. */
+	PEER_REMOVE_PRESHARED_KEY = 1U << 5,
 };
 
 union endpoint {
@@ -95,8 +98,16 @@ struct device {
 };
 
 void device_add_peer(struct device *dev, struct peer *peer);
+struct peer *device_find_peer(const struct device *dev,
+			      const uint8_t public_key[FTV_KEY_LEN]);
 void peer_add_allowedip(struct peer *peer, struct allowedip *ip);
 void peer_free(struct peer *peer);
+bool endpoint_equal(const union endpoint *a, const union endpoint *b);
+/*
+ * Whether two peers route the same prefixes, in any order, host bits
+ * ignored as the kernel ignores them. Returns -ENOMEM, or 1 or 0.
+ */
+int peer_allowedips_equal(const struct peer *a, const struct peer *b);
 void devices_free(struct device *dev);
 
 #endif

@@ -25,8 +25,12 @@ static const struct {
 	const char *description;
 } subcommands[] = {
 	{ "show", show_main, "Print devices and their peers, state and counters" },
+	{ "showconf", showconf_main, "Print a device's configuration as a file" },
 	{ "set", set_main, "Change a device's private key, listening port or fwmark" },
+	{ "setconf", setconf_main, "Replace a device's configuration with a file's" },
+	{ "syncconf", syncconf_main, "Apply a file's configuration, keeping live sessions" },
 	{ "peer", peer_main, "Add, change or remove one peer of a device" },
+	{ "monitor", monitor_main, "Print peer events as they happen" },
 	{ "genkey", genkey_main, "Print a new random private key" },
 	{ "genpsk", genpsk_main, "Print a new random pre-shared key" },
 	{ "pubkey", pubkey_main, "Derive the public key of the private key on stdin" },
@@ -41,7 +45,7 @@ static void usage(FILE *out)
 	fprintf(out, "Usage: %s <command> [<arguments>]\n\n", PROG_NAME);
 	fprintf(out, "Configures ftv tunnel devices. Commands:\n");
 	for (i = 0; i < SUBCOMMAND_COUNT; i++)
-		fprintf(out, "  %-8s %s\n", subcommands[i].name,
+		fprintf(out, "  %-9s %s\n", subcommands[i].name,
 			subcommands[i].description);
 	fprintf(out, "\nWithout a command, \"show\" runs. \"%s <command> --help\" lists a command's arguments.\n",
 		PROG_NAME);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Every call opens its own socket and resolves the family anew: ftvctl
- * makes one request per run, so nothing is worth keeping between calls.
+ * makes few requests per run, so nothing is worth keeping between calls.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +52,19 @@ struct request {
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_IFINDEX] = { .type = NLA_U32 },
 	[FTV_A_IFNAME] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+	[FTV_A_PRIVATE_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
 	[FTV_A_PUBLIC_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
 	[FTV_A_LISTEN_PORT] = { .type = NLA_U16 },
 	[FTV_A_FWMARK] = { .type = NLA_U32 },
 	[FTV_A_DROPS] = { .type = NLA_NESTED },
 	[FTV_A_PEERS] = { .type = NLA_NESTED },
+	[FTV_A_PEER] = { .type = NLA_NESTED },
+	[FTV_A_EVENT] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_PUBLIC_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
+	[FTV_PEER_A_PRESHARED_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
 	[FTV_PEER_A_ENDPOINT_IPV4] = { .minlen = 4, .maxlen = 4 },
 	[FTV_PEER_A_ENDPOINT_IPV6] = { .minlen = 16, .maxlen = 16 },
 	[FTV_PEER_A_ENDPOINT_PORT] = { .type = NLA_U16 },
@@ -176,9 +181,18 @@ static void read_endpoint(struct peer *peer, struct nlattr **tb)
 	peer->flags |= PEER_HAS_ENDPOINT;
 }
 
-/* Only what is present is taken, so a continued peer keeps what it had. */
+/*
+ * Only what is present is taken, so a continued peer keeps what it had.
+ * A kernel that reports keys (for showconf) is believed; show never
+ * prints them.
+ */
 static int read_peer_state(struct peer *peer, struct nlattr **tb)
 {
+	if (tb[FTV_PEER_A_PRESHARED_KEY]) {
+		memcpy(peer->preshared_key,
+		       nla_data(tb[FTV_PEER_A_PRESHARED_KEY]), FTV_KEY_LEN);
+		peer->flags |= PEER_HAS_PRESHARED_KEY;
+	}
 	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]) {
 		peer->persistent_keepalive =
 			nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]);
@@ -249,6 +263,11 @@ static int read_device(struct device *dev, struct nlattr **tb)
 {
 	if (tb[FTV_A_IFNAME])
 		nla_strlcpy(dev->name, tb[FTV_A_IFNAME], sizeof(dev->name));
+	if (tb[FTV_A_PRIVATE_KEY]) {
+		memcpy(dev->private_key, nla_data(tb[FTV_A_PRIVATE_KEY]),
+		       FTV_KEY_LEN);
+		dev->flags |= DEVICE_HAS_PRIVATE_KEY;
+	}
 	if (tb[FTV_A_PUBLIC_KEY]) {
 		memcpy(dev->public_key, nla_data(tb[FTV_A_PUBLIC_KEY]),
 		       FTV_KEY_LEN);
@@ -496,6 +515,8 @@ static int put_peer(struct nl_msg *msg, const struct peer *peer)
 			peer->preshared_key);
 	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
 		flags |= FTV_PEER_F_REPLACE_ALLOWEDIPS;
+	if (peer->flags & PEER_REMOVE_PRESHARED_KEY)
+		flags |= FTV_PEER_F_REMOVE_PRESHARED_KEY;
 	if (flags)
 		NLA_PUT_U32(msg, FTV_PEER_A_FLAGS, flags);
 	if ((peer->flags & PEER_HAS_ENDPOINT) &&
@@ -717,4 +738,121 @@ int ipc_set_peer(const char *ifname, const struct peer *peer)
 int ipc_del_peer(const char *ifname, const struct peer *peer)
 {
 	return change_peer(FTV_CMD_DEL_PEER, ifname, peer);
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+struct monitor {
+	ipc_event_fn fn;
+	void *arg;
+	int ret;
+};
+
+/* -ENOENT: not an event (nothing else is sent to the group today). */
+static int read_event(struct peer_event *ev, struct nl_msg *msg)
+{
+	struct nlattr *tb[FTV_A_MAX + 1], *ptb[FTV_PEER_A_MAX + 1];
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+
+	if (genlmsg_hdr(nlh)->cmd != FTV_CMD_PEER_EVENT)
+		return -ENOENT;
+	if (genlmsg_parse(nlh, 0, tb, FTV_A_MAX, device_policy) < 0 ||
+	    !tb[FTV_A_IFINDEX] || !tb[FTV_A_EVENT] || !tb[FTV_A_PEER] ||
+	    nla_parse_nested(ptb, FTV_PEER_A_MAX, tb[FTV_A_PEER],
+			     peer_policy) < 0 ||
+	    !ptb[FTV_PEER_A_PUBLIC_KEY])
+		return -EBADMSG;
+	memset(ev, 0, sizeof(*ev));
+	ev->ifindex = nla_get_u32(tb[FTV_A_IFINDEX]);
+	if (tb[FTV_A_IFNAME])
+		nla_strlcpy(ev->ifname, tb[FTV_A_IFNAME], sizeof(ev->ifname));
+	else if (!if_indextoname(ev->ifindex, ev->ifname))
+		snprintf(ev->ifname, sizeof(ev->ifname), "#%u", ev->ifindex);
+	ev->event = nla_get_u8(tb[FTV_A_EVENT]);
+	memcpy(ev->peer.public_key, nla_data(ptb[FTV_PEER_A_PUBLIC_KEY]),
+	       FTV_KEY_LEN);
+	ev->peer.flags = PEER_HAS_PUBLIC_KEY;
+	read_endpoint(&ev->peer, ptb);
+	return 0;
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct monitor *m = arg;
+	struct peer_event ev;
+	int ret = read_event(&ev, msg);
+
+	if (ret == -EBADMSG)
+		fprintf(stderr, "%s: the kernel sent a malformed event\n",
+			PROG_NAME);
+	if (ret)
+		return NL_SKIP;
+	m->ret = m->fn(&ev, m->arg);
+	return m->ret ? NL_STOP : NL_OK;
+}
+
+static int join_events(struct nl_sock *sk)
+{
+	int family = resolve_family(sk), group, ret;
+
+	if (family < 0)
+		return -ENOENT;
+	group = genl_ctrl_resolve_grp(sk, FTV_GENL_NAME, FTV_MCGRP_PEERS);
+	if (group < 0) {
+		fprintf(stderr, "%s: the ftv module sends no events (no \"%s\" multicast group): %s\n",
+			PROG_NAME, FTV_MCGRP_PEERS, nl_geterror(group));
+		return -ENOENT;
+	}
+	ret = nl_socket_add_membership(sk, group);
+	if (ret < 0) {
+		fprintf(stderr, "%s: unable to join the \"%s\" group: %s\n",
+			PROG_NAME, FTV_MCGRP_PEERS, nl_geterror(ret));
+		return -EIO;
+	}
+	/* Events carry no sequence number of ours; a burst needs room. */
+	nl_socket_disable_seq_check(sk);
+	nl_socket_set_buffer_size(sk, 1 << 20, 0);
+	return 0;
+}
+
+int ipc_monitor(ipc_event_fn fn, void *arg)
+{
+	struct monitor m = { .fn = fn, .arg = arg };
+	struct nl_sock *sk = socket_open();
+	struct nl_cb *base, *cb = NULL;
+	int ret;
+
+	if (!sk)
+		return -ENOTCONN;
+	ret = join_events(sk);
+	if (!ret) {
+		base = nl_socket_get_cb(sk);
+		cb = nl_cb_clone(base);
+		nl_cb_put(base);
+		if (cb) {
+			nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_event, &m);
+		} else {
+			fprintf(stderr, "%s: %s\n", PROG_NAME, strerror(ENOMEM));
+			ret = -ENOMEM;
+		}
+	}
+	while (!ret && !m.ret) {
+		ret = nl_recvmsgs(sk, cb);
+		/* An overrun loses events but not the subscription. */
+		if (ret == -NLE_NOMEM) {
+			fprintf(stderr, "%s: warning: events were lost (the receive buffer overflowed)\n",
+				PROG_NAME);
+			ret = 0;
+		} else if (ret < 0) {
+			fprintf(stderr, "%s: netlink: %s\n", PROG_NAME,
+				nl_geterror(ret));
+			ret = -EIO;
+		} else {
+			ret = 0;
+		}
+	}
+	if (cb)
+		nl_cb_put(cb);
+	nl_socket_free(sk);
+	return ret ? ret : m.ret;
 }

@@ -19,6 +19,22 @@ int ipc_get_devices(struct device **devices, const char *ifname);
 /* Applies the fields of @dev flagged DEVICE_HAS_*; peers are left alone. */
 int ipc_set_device(const struct device *dev);
 
+/* One notification from the kernel's "peers" multicast group. */
+struct peer_event {
+	uint32_t ifindex;
+	char ifname[IFNAMSIZ];
+	uint8_t event;		/* enum ftv_event */
+	struct peer peer;	/* the public key and, if known, the endpoint */
+};
+
+typedef int (*ipc_event_fn)(const struct peer_event *event, void *arg);
+
+/*
+ * Joins the "peers" group and calls @fn for every event, until @fn returns
+ * non-zero (which is returned) or receiving fails (a negative errno).
+ */
+int ipc_monitor(ipc_event_fn fn, void *arg);
+
 int ipc_add_peer(const char *ifname, const struct peer *peer);
 int ipc_set_peer(const char *ifname, const struct peer *peer);
 int ipc_del_peer(const char *ifname, const struct peer *peer);

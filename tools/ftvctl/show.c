@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sodium.h>
+
 #include "encoding.h"
 #include "ipc.h"
 #include "parse.h"
@@ -119,6 +121,9 @@ static void print_peer_text(const struct peer *peer)
 
 	key_to_base64(key, peer->public_key);
 	printf("\npeer: %s\n", key);
+	if ((peer->flags & PEER_HAS_PRESHARED_KEY) &&
+	    !sodium_is_zero(peer->preshared_key, FTV_KEY_LEN))
+		printf("  preshared key: (hidden)\n");
 	if (peer->flags & PEER_HAS_ENDPOINT) {
 		endpoint_to_string(ep, &peer->endpoint);
 		printf("  endpoint: %s\n", ep);
@@ -170,7 +175,7 @@ static void print_device_text(const struct device *dev)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void print_json_string(const char *s)
+void print_json_string(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {

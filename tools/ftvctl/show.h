@@ -9,4 +9,7 @@
 /* Prints @devices (a list) for people, or as one JSON object. */
 void show_devices(const struct device *devices, bool json);
 
+/* @s between double quotes, escaped for JSON. */
+void print_json_string(const char *s);
+
 #endif

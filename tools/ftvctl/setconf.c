@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * setconf and syncconf: both make a device what a file says. setconf
+ * starts from nothing (every peer, and with it every session, goes);
+ * syncconf compares the file with what the kernel reports and asks only for
+ * the differences, so that a peer the file leaves as it is keeps its
+ * session. Interface keys the file leaves out keep their values in both.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "config.h"
+#include "ipc.h"
+#include "parse.h"
+#include "subcommands.h"
+#include "util.h"
+
+static void usage(FILE *out, const char *cmd)
+{
+	fprintf(out, "Usage: %s %s <interface> <configuration file>\n",
+		PROG_NAME, cmd);
+}
+
+/*
+ * Reads argv[2] for the device named argv[1]. NULL, with the exit code in
+ * @ret, after the usage or an error.
+ */
+static struct device *read_args(int argc, char **argv, int *ret)
+{
+	struct device *dev;
+	char name[IFNAMSIZ];
+
+	*ret = 1;
+	if (wants_help(argc, argv)) {
+		usage(stdout, argv[0]);
+		*ret = 0;
+		return NULL;
+	}
+	if (argc != 3) {
+		usage(stderr, argv[0]);
+		return NULL;
+	}
+	if (!parse_ifname(name, argv[1]))
+		return NULL;
+	dev = config_read_file(argv[2]);
+	if (dev)
+		memcpy(dev->name, name, sizeof(name));
+	return dev;
+}
+
+int setconf_main(int argc, char **argv)
+{
+	const struct peer *peer;
+	struct device *dev;
+	int ret;
+
+	dev = read_args(argc, argv, &ret);
+	if (!dev)
+		return ret;
+	ret = 1;
+	dev->flags |= DEVICE_REPLACE_PEERS;
+	if (ipc_set_device(dev))
+		goto out;
+	for (peer = dev->first_peer; peer; peer = peer->next)
+		if (ipc_add_peer(dev->name, peer))
+			goto out;
+	ret = 0;
+out:
+	devices_free(dev);
+	return ret;
+}
+
+/* ---- syncconf ----------------------------------------------------------- */
+
+/*
+ * The interface keys of @want that differ from @have. The private key is
+ * compared through its public key, which every kernel reports: setting it
+ * again, even to the same value, would end every session.
+ */
+static void device_changes(struct device *change, const struct device *want,
+			   const struct device *have)
+{
+	uint8_t public_key[FTV_KEY_LEN];
+
+	memcpy(change->name, want->name, sizeof(change->name));
+	if (want->flags & DEVICE_HAS_PRIVATE_KEY) {
+		crypto_scalarmult_base(public_key, want->private_key);
+		if (!(have->flags & DEVICE_HAS_PUBLIC_KEY) ||
+		    memcmp(public_key, have->public_key, FTV_KEY_LEN)) {
+			memcpy(change->private_key, want->private_key,
+			       FTV_KEY_LEN);
+			change->flags |= DEVICE_HAS_PRIVATE_KEY;
+		}
+	}
+	if ((want->flags & DEVICE_HAS_LISTEN_PORT) &&
+	    want->listen_port != have->listen_port) {
+		change->listen_port = want->listen_port;
+		change->flags |= DEVICE_HAS_LISTEN_PORT;
+	}
+	if ((want->flags & DEVICE_HAS_FWMARK) && want->fwmark != have->fwmark) {
+		change->fwmark = want->fwmark;
+		change->flags |= DEVICE_HAS_FWMARK;
+	}
+}
+
+/*
+ * A kernel that reports pre-shared keys is compared with; one that does
+ * not is given the file's key every time (which does not disturb a
+ * session), and a key the file drops cannot be noticed there.
+ */
+static void psk_changes(struct peer *change, const struct peer *want,
+			const struct peer *have, bool keys_reported)
+{
+	static const uint8_t zero[FTV_KEY_LEN];
+	const uint8_t *want_psk = zero, *have_psk = zero;
+
+	if (want->flags & PEER_HAS_PRESHARED_KEY)
+		want_psk = want->preshared_key;
+	if (have->flags & PEER_HAS_PRESHARED_KEY)
+		have_psk = have->preshared_key;
+	if (keys_reported && !memcmp(want_psk, have_psk, FTV_KEY_LEN))
+		return;
+	if (!sodium_is_zero(want_psk, FTV_KEY_LEN)) {
+		memcpy(change->preshared_key, want_psk, FTV_KEY_LEN);
+		change->flags |= PEER_HAS_PRESHARED_KEY;
+	} else if (keys_reported) {
+		change->flags |= PEER_REMOVE_PRESHARED_KEY;
+	}
+}
+
+/*
+ * What of @want differs from @have, in @change. An endpoint is only set
+ * when the file gives one: the kernel reports the address a peer last
+ * spoke from, which for a peer that only answers is not configuration.
+ * The allowed IPs of @want are borrowed, not copied. Returns whether
+ * there is anything to send, or -ENOMEM.
+ */
+static int peer_changes(struct peer *change, const struct peer *want,
+			const struct peer *have, bool keys_reported)
+{
+	int same_ips = peer_allowedips_equal(want, have);
+
+	if (same_ips < 0)
+		return same_ips;
+	memcpy(change->public_key, want->public_key, FTV_KEY_LEN);
+	change->flags = PEER_HAS_PUBLIC_KEY;
+	if ((want->flags & PEER_HAS_ENDPOINT) &&
+	    (!(have->flags & PEER_HAS_ENDPOINT) ||
+	     !endpoint_equal(&want->endpoint, &have->endpoint))) {
+		change->endpoint = want->endpoint;
+		change->flags |= PEER_HAS_ENDPOINT;
+	}
+	if (want->persistent_keepalive != have->persistent_keepalive) {
+		change->persistent_keepalive = want->persistent_keepalive;
+		change->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
+	}
+	if (!same_ips) {
+		change->first_allowedip = want->first_allowedip;
+		change->last_allowedip = want->last_allowedip;
+		change->flags |= PEER_REPLACE_ALLOWEDIPS;
+	}
+	psk_changes(change, want, have, keys_reported);
+	return change->flags != PEER_HAS_PUBLIC_KEY;
+}
+
+static int sync_peer(const char *ifname, const struct peer *want,
+		     const struct peer *have, bool keys_reported)
+{
+	struct peer change = { 0 };
+	int ret;
+
+	ret = peer_changes(&change, want, have, keys_reported);
+	if (ret > 0)
+		ret = ipc_set_peer(ifname, &change);
+	else if (ret < 0)
+		print_error("%s", strerror(-ret));
+	sodium_memzero(&change, sizeof(change));
+	return ret;
+}
+
+/* Only the key: the rest of what the kernel reported has no place in it. */
+static int del_peer(const char *ifname, const struct peer *old)
+{
+	struct peer gone = { .flags = PEER_HAS_PUBLIC_KEY };
+
+	memcpy(gone.public_key, old->public_key, FTV_KEY_LEN);
+	return ipc_del_peer(ifname, &gone);
+}
+
+/*
+ * Removals come first and additions last, so that an allowed IP moving
+ * from one peer to another is never claimed by both at once.
+ */
+static int sync_device(const struct device *want, const struct device *have)
+{
+	bool keys_reported = have->flags & DEVICE_HAS_PRIVATE_KEY;
+	struct device change = { 0 };
+	const struct peer *peer, *old;
+	int ret = 0;
+
+	device_changes(&change, want, have);
+	if (change.flags)
+		ret = ipc_set_device(&change);
+	sodium_memzero(&change, sizeof(change));
+	for (old = have->first_peer; !ret && old; old = old->next)
+		if (!device_find_peer(want, old->public_key))
+			ret = del_peer(want->name, old);
+	for (peer = want->first_peer; !ret && peer; peer = peer->next) {
+		old = device_find_peer(have, peer->public_key);
+		if (old)
+			ret = sync_peer(want->name, peer, old, keys_reported);
+	}
+	for (peer = want->first_peer; !ret && peer; peer = peer->next)
+		if (!device_find_peer(have, peer->public_key))
+			ret = ipc_add_peer(want->name, peer);
+	return ret;
+}
+
+int syncconf_main(int argc, char **argv)
+{
+	struct device *want, *have = NULL;
+	int ret = 1;
+
+	want = read_args(argc, argv, &ret);
+	if (!want)
+		return ret;
+	if (!ipc_get_devices(&have, want->name) && !sync_device(want, have))
+		ret = 0;
+	devices_free(have);
+	devices_free(want);
+	return ret;
+}

@@ -1,0 +1,273 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of configuration files that need no ftv kernel module: the parser
+# and writer (tests/config-test), the requests setconf and syncconf make
+# (tests/sync-test, whose make-believe kernel holds a second file), and
+# the errors of the real ftvctl.
+# Usage: tests/conf.sh [path/to/ftvctl]   Output: KTAP. Exit: 0 pass, 1 fail.
+
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+FTVCTL=${1:-$HERE/../ftvctl}
+CONF=$HERE/conf
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+n=0
+failed=0
+
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# Keys of tests/conf/server.conf
+SERVER_PRIV=dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=
+LAPTOP=3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08=
+OFFICE=EBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8=
+SPARE=ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=
+PSK=QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
+NEW=MDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk8=
+
+# refused DESCRIPTION PATTERN : $TMP/bad.conf (from stdin) is refused by
+# the parser with a message matching PATTERN
+refused() {
+	local what=$1 pattern=$2 rc=0
+	cat >"$TMP/bad.conf"
+	"$HERE/config-test" "$TMP/bad.conf" >/dev/null 2>"$TMP/err" || rc=$?
+	if [ "$rc" = 1 ] && grep -q -- "$pattern" "$TMP/err"; then
+		result 0 "$what"
+	else
+		echo "# rc=$rc, stderr: $(cat "$TMP/err")"
+		result 1 "$what"
+	fi
+}
+
+# requests DESCRIPTION EXPECTED ARGS... : sync-test ARGS prints EXPECTED
+requests() {
+	local what=$1 want=$2 have
+	shift 2
+	have=$("$HERE/sync-test" "$@" 2>&1)
+	if [ "$have" = "$want" ]; then
+		result 0 "$what"
+	else
+		printf '# expected:\n%s\n# got:\n%s\n' "$want" "$have"
+		result 1 "$what"
+	fi
+}
+
+echo "TAP version 13"
+
+# ---- parser and writer
+
+"$HERE/config-test" "$CONF/server.conf" >"$TMP/out" &&
+	diff -u "$CONF/server.expected" "$TMP/out" | sed 's/^/# /'
+[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$CONF/server.expected" "$TMP/out"
+result $? "parse and write: case, blanks, comments and repeated AllowedIPs"
+
+"$HERE/config-test" "$TMP/out" >"$TMP/again" && cmp -s "$TMP/out" "$TMP/again"
+result $? "what is written reads back the same (round trip)"
+
+sed 's/$/\r/' "$CONF/server.conf" >"$TMP/crlf.conf"
+"$HERE/config-test" "$TMP/crlf.conf" | cmp -s "$CONF/server.expected" -
+result $? "CRLF line ends are read like LF"
+
+: >"$TMP/empty.conf"
+[ "$("$HERE/config-test" "$TMP/empty.conf")" = "[Interface]" ]
+result $? "an empty file is an empty configuration"
+
+printf '[Interface]\nListenPort = 7\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.1.2.3/8' \
+	"$LAPTOP" >"$TMP/noeol.conf"
+"$HERE/config-test" "$TMP/noeol.conf" | grep -q '^AllowedIPs = 10.1.2.3/8$'
+result $? "no newline at the end; an address with host bits is kept as written"
+
+refused "unknown key: file, line and key named" "bad.conf:3: unknown key 'Foo' in \[Interface\]" <<EOF
+[Interface]
+ListenPort = 1
+Foo = bar
+EOF
+refused "an ftv-quick key is refused, pointing to ftv-quick strip" \
+	"bad.conf:2: 'Address' is a key of ftv-quick(8).*ftv-quick strip" <<EOF
+[Interface]
+Address = 10.9.0.1/24
+EOF
+refused "a bad value is quoted, with its line" "bad.conf:2: '65536' is not a port" <<EOF
+[Interface]
+ListenPort = 65536
+EOF
+refused "a bad allowed IP in a list is quoted" "bad.conf:4: allowed IP '10.0.0.0/33'" <<EOF
+[Interface]
+[Peer]
+PublicKey = $LAPTOP
+AllowedIPs = 10.9.0.2/32, 10.0.0.0/33
+EOF
+refused "[Peer] without a PublicKey: the section's line" "bad.conf:2: \[Peer\] without a PublicKey" <<EOF
+[Interface]
+[Peer]
+AllowedIPs = 10.9.0.2/32
+[Peer]
+PublicKey = $LAPTOP
+EOF
+refused "the same peer twice" "bad.conf:4: a second \[Peer\] with PublicKey '$LAPTOP'" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+# again
+[Peer]
+PublicKey = $LAPTOP
+EOF
+refused "a key before any section" "bad.conf:2: 'ListenPort' before any section" <<EOF
+# nothing yet
+ListenPort = 1
+EOF
+refused "an unknown section" "bad.conf:1: unknown section '\[Interfaces\]'" <<EOF
+[Interfaces]
+EOF
+refused "a malformed section header" "bad.conf:1: malformed section header '\[Peer'" <<EOF
+[Peer
+EOF
+refused "a key in the wrong section" "bad.conf:2: 'PublicKey' belongs in \[Peer\], not in \[Interface\]" <<EOF
+[Interface]
+publickey = $LAPTOP
+EOF
+refused "a key given twice" "bad.conf:3: 'ListenPort' given twice" <<EOF
+[Interface]
+ListenPort = 1
+ListenPort = 2
+EOF
+refused "a second [Interface]" "bad.conf:4: a second \[Interface\] section" <<EOF
+[Interface]
+[Peer]
+PublicKey = $LAPTOP
+[Interface]
+EOF
+refused "a line that is neither" "bad.conf:2: 'ListenPort 1' is neither" <<EOF
+[Interface]
+ListenPort 1
+EOF
+refused "a value without a key" "bad.conf:2: a value without a key" <<EOF
+[Interface]
+ = 1
+EOF
+refused "a NUL byte" "bad.conf:2: a NUL byte" < <(printf '[Interface]\nListenPort = 1\0\n')
+
+refused "a bad private key is refused ..." "bad.conf:2: PrivateKey is not a base64 key" \
+	< <(printf '[Interface]\nPrivateKey = %s\n' "${SERVER_PRIV%=}")
+! grep -q "${SERVER_PRIV:0:20}" "$TMP/err"
+result $? "... without quoting it"
+
+# ---- the real ftvctl
+
+"$FTVCTL" setconf ftv0 "$TMP/none.conf" 2>"$TMP/err" && false
+grep -q "^ftvctl: $TMP/none.conf: No such file" "$TMP/err"
+result $? "setconf: a missing file is named"
+
+printf '[Interface]\nfoo = 1\n' >"$TMP/foo.conf"
+"$FTVCTL" syncconf ftv0 "$TMP/foo.conf" 2>"$TMP/err" && false
+[ "$(cat "$TMP/err")" = "ftvctl: $TMP/foo.conf:2: unknown key 'foo' in [Interface]" ]
+result $? "syncconf: the error is one line, 'ftvctl: FILE:LINE: ...'"
+
+printf '[Interface]\nfoo = 1\n' | "$FTVCTL" setconf ftv0 - 2>"$TMP/err" && false
+grep -q "^ftvctl: stdin:2: unknown key" "$TMP/err"
+result $? "setconf: - reads standard input, called stdin in errors"
+
+"$FTVCTL" setconf ftv0 >/dev/null 2>"$TMP/err" && false
+grep -q "Usage: ftvctl setconf <interface> <configuration file>" "$TMP/err"
+result $? "setconf: usage without a file"
+
+if [ -d /sys/module/ftv ]; then
+	n=$((n + 1)); echo "ok $n setconf: a valid file gets as far as the kernel # SKIP the module is loaded"
+else
+	"$FTVCTL" setconf ftv0 "$CONF/server.conf" 2>"$TMP/err" && false
+	grep -q "not loaded" "$TMP/err"
+	result $? "setconf: a valid file gets as far as the kernel"
+fi
+
+# ---- what setconf and syncconf ask of the kernel
+
+requests "setconf: replace the peers, then add each" \
+"set_device ftv0 private-key=dwdtCnMY listen-port=443 replace-peers
+new_peer key=3p7bfXt9 psk=QEFCQ0RF ips=10.9.0.2/32,fd09::2/128
+new_peer key=EBESExQV endpoint=[2001:db8::3]:443 keepalive=25 ips=10.9.0.3/32,192.168.3.0/24
+new_peer key=ICEiIyQl" setconf "$CONF/server.conf"
+
+requests "syncconf: the same configuration asks for nothing" "" \
+	syncconf "$CONF/server.conf" "$CONF/server.conf"
+
+requests "syncconf: a kernel that hides keys is given the pre-shared key only" \
+	"set_peer key=3p7bfXt9 psk=QEFCQ0RF" \
+	syncconf "$CONF/server.conf" "$CONF/server.conf" --hidden-keys
+
+# The same peers, written another way: reordered, host bits set, the
+# private key of the device unchanged, the learned endpoint not in the file.
+cat >"$TMP/same.conf" <<EOF
+[Interface]
+PrivateKey = $SERVER_PRIV
+[Peer]
+PublicKey = $SPARE
+[Peer]
+PublicKey = $OFFICE
+AllowedIPs = 192.168.3.77/24, 10.9.0.3/32, 10.9.0.3
+PersistentKeepalive = 25
+[Peer]
+PublicKey = $LAPTOP
+PresharedKey = $PSK
+AllowedIPs = fd09::2/128, 10.9.0.2/32
+EOF
+requests "syncconf: order, host bits, duplicates and a missing endpoint are no change" "" \
+	syncconf "$CONF/server.conf" "$TMP/same.conf"
+
+cat >"$TMP/changed.conf" <<EOF
+[Interface]
+PrivateKey = $SERVER_PRIV
+ListenPort = 8443
+[Peer]
+PublicKey = $LAPTOP
+AllowedIPs = 10.9.0.2/32, fd09::2/128
+[Peer]
+PublicKey = $OFFICE
+AllowedIPs = 10.9.0.3/32, 192.168.3.0/24
+Endpoint = [2001:db8::3]:443
+PersistentKeepalive = 0
+PresharedKey = $PSK
+[Peer]
+PublicKey = $NEW
+AllowedIPs = 10.9.0.9/32
+EOF
+requests "syncconf: only what differs, removals first, additions last" \
+"set_device ftv0 listen-port=8443
+del_peer key=ICEiIyQl
+set_peer key=3p7bfXt9 remove-psk
+set_peer key=EBESExQV psk=QEFCQ0RF keepalive=0
+new_peer key=MDEyMzQ1 ips=10.9.0.9/32" syncconf "$CONF/server.conf" "$TMP/changed.conf"
+
+cat >"$TMP/moved.conf" <<EOF
+[Interface]
+PrivateKey = $(printf 'x%.0s' {1..32} | base64)
+[Peer]
+PublicKey = $LAPTOP
+PresharedKey = $PSK
+AllowedIPs = 10.9.0.2/32
+Endpoint = 192.0.2.7:443
+[Peer]
+PublicKey = $OFFICE
+AllowedIPs = 10.9.0.3/32, 192.168.3.0/24, fd09::2/128
+Endpoint = [2001:db8::3]:443
+PersistentKeepalive = 25
+[Peer]
+PublicKey = $SPARE
+EOF
+requests "syncconf: a new private key, an endpoint, allowed IPs replaced" \
+"set_device ftv0 private-key=eHh4eHh4
+set_peer key=3p7bfXt9 endpoint=192.0.2.7:443 replace-ips ips=10.9.0.2/32
+set_peer key=EBESExQV replace-ips ips=10.9.0.3/32,192.168.3.0/24,fd09::2/128" \
+	syncconf "$CONF/server.conf" "$TMP/moved.conf"
+
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Offline test of setconf and syncconf: setconf.c is included whole and
+ * the ipc layer replaced by one that prints each request it is given and
+ * that answers a dump with a configuration file, as if the kernel held it.
+ *
+ *   sync-test setconf WANT.conf
+ *   sync-test syncconf HAVE.conf WANT.conf [--hidden-keys]
+ *
+ * --hidden-keys: the "kernel" reports no private or pre-shared keys.
+ */
+#include "../setconf.c"
+
+#include <errno.h>
+
+#include "../encoding.h"
+
+static const char *have_path;
+static bool hidden_keys;
+
+static void print_key(const char *what, const uint8_t *key)
+{
+	char b64[KEY_B64_LEN + 1];
+
+	key_to_base64(b64, key);
+	printf(" %s=%.8s", what, b64);
+}
+
+static void print_peer(const char *cmd, const struct peer *peer)
+{
+	char buf[ENDPOINT_STRLEN > ALLOWEDIP_STRLEN ? ENDPOINT_STRLEN
+						     : ALLOWEDIP_STRLEN];
+	const struct allowedip *ip;
+
+	printf("%s", cmd);
+	print_key("key", peer->public_key);
+	if (peer->flags & PEER_HAS_PRESHARED_KEY)
+		print_key("psk", peer->preshared_key);
+	if (peer->flags & PEER_REMOVE_PRESHARED_KEY)
+		printf(" remove-psk");
+	if (peer->flags & PEER_HAS_ENDPOINT) {
+		endpoint_to_string(buf, &peer->endpoint);
+		printf(" endpoint=%s", buf);
+	}
+	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
+		printf(" keepalive=%u", peer->persistent_keepalive);
+	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
+		printf(" replace-ips");
+	for (ip = peer->first_allowedip; ip; ip = ip->next) {
+		allowedip_to_string(buf, ip);
+		printf("%s%s", ip == peer->first_allowedip ? " ips=" : ",", buf);
+	}
+	printf("\n");
+}
+
+int ipc_get_devices(struct device **devices, const char *ifname)
+{
+	struct device *dev = config_read_file(have_path);
+	struct peer *peer;
+
+	if (!dev)
+		return -EINVAL;
+	memcpy(dev->name, ifname, strlen(ifname) + 1);
+	if (dev->flags & DEVICE_HAS_PRIVATE_KEY) {
+		crypto_scalarmult_base(dev->public_key, dev->private_key);
+		dev->flags |= DEVICE_HAS_PUBLIC_KEY;
+	}
+	if (hidden_keys) {
+		dev->flags &= ~DEVICE_HAS_PRIVATE_KEY;
+		for (peer = dev->first_peer; peer; peer = peer->next)
+			peer->flags &= ~PEER_HAS_PRESHARED_KEY;
+	}
+	*devices = dev;
+	return 0;
+}
+
+int ipc_set_device(const struct device *dev)
+{
+	printf("set_device %s", dev->name);
+	if (dev->flags & DEVICE_HAS_PRIVATE_KEY)
+		print_key("private-key", dev->private_key);
+	if (dev->flags & DEVICE_HAS_LISTEN_PORT)
+		printf(" listen-port=%u", dev->listen_port);
+	if (dev->flags & DEVICE_HAS_FWMARK)
+		printf(" fwmark=0x%x", dev->fwmark);
+	if (dev->flags & DEVICE_REPLACE_PEERS)
+		printf(" replace-peers");
+	printf("\n");
+	return 0;
+}
+
+int ipc_add_peer(const char *ifname, const struct peer *peer)
+{
+	(void)ifname;
+	print_peer("new_peer", peer);
+	return 0;
+}
+
+int ipc_set_peer(const char *ifname, const struct peer *peer)
+{
+	(void)ifname;
+	print_peer("set_peer", peer);
+	return 0;
+}
+
+int ipc_del_peer(const char *ifname, const struct peer *peer)
+{
+	(void)ifname;
+	print_peer("del_peer", peer);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *args[] = { argv[1], "ftv0", NULL, NULL };
+
+	if (sodium_init() < 0)
+		return 1;
+	if (argc == 3 && !strcmp(argv[1], "setconf")) {
+		args[2] = argv[2];
+		return setconf_main(3, args);
+	}
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "syncconf")) {
+		have_path = argv[2];
+		args[2] = argv[3];
+		hidden_keys = argc == 5 && !strcmp(argv[4], "--hidden-keys");
+		return syncconf_main(3, args);
+	}
+	fprintf(stderr, "Usage: %s setconf WANT | syncconf HAVE WANT [--hidden-keys]\n",
+		argv[0]);
+	return 2;
+}
