@@ -128,7 +128,9 @@ else
 	expect_fail "module not loaded: after a valid peer add" "not loaded" \
 		-- peer add ftv0 "$alice_pub" endpoint '[fd00::1]:51820' \
 		allowed-ips '10.9.0.2, fd00::2/128' persistent-keepalive off
+	expect_fail "module not loaded: monitor says so" "not loaded" -- monitor
 fi
+expect_fail "monitor: one interface at most" "Usage:" -- monitor ftv0 ftv1
 
 if [ -x "$HERE/ipc-test" ]; then
 	"$HERE/ipc-test" --json | python3 -c '
@@ -158,6 +160,39 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  fwmark: 0x1$" "$TMP/text" &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	result $? "show: text output"
+fi
+
+if [ -x "$HERE/ipc-test" ]; then
+	"$HERE/ipc-test" --events >"$TMP/events"
+	key=AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=
+	diff -u - "$TMP/events" <<EOF | sed 's/^/# /'
+ftv0: peer $key: session established (endpoint 10.0.0.1:51820)
+ftv0: peer $key: session rekeyed (endpoint 10.0.0.1:51820)
+ftv0: peer $key: endpoint changed to 10.0.0.1:51820
+ftv"0: peer $key: session lost
+ftv0: peer $key: event 99
+ftv1: peer $key: session lost
+EOF
+	result "${PIPESTATUS[0]}" "monitor: one line per event"
+
+	IPC_TEST_IFNAME=ftv1 "$HERE/ipc-test" --events >"$TMP/events"
+	[ "$(wc -l <"$TMP/events")" = 1 ] && grep -q '^ftv1: ' "$TMP/events"
+	result $? "monitor: only the interface asked for"
+
+	"$HERE/ipc-test" --events --json | python3 -c '
+import json, sys, time
+lines = sys.stdin.read().splitlines()
+assert len(lines) == 6, lines
+ev = [json.loads(l) for l in lines]
+for e in ev:
+    assert list(e) == ["interface", "event", "peer", "endpoint", "time"], e
+    assert abs(e["time"] - time.time()) < 60, e
+assert [e["event"] for e in ev] == ["established", "rekeyed",
+    "endpoint_changed", "lost", "unknown", "lost"]
+assert ev[0]["endpoint"] == "10.0.0.1:51820" and ev[3]["endpoint"] is None
+assert ev[3]["interface"] == "ftv\"0"
+'
+	result $? "monitor --json: one object per line, in the documented shape"
 fi
 
 echo "1..$n"

@@ -7,8 +7,11 @@
  *   ipc-test            run the checks, print KTAP, exit 0 if all pass
  *   ipc-test --json     print `show --json` of a made-up dump
  *   ipc-test --text     print `show` of the same dump
+ *   ipc-test --events [--json]
+ *                       print `monitor` of made-up events
  */
 #include "../ipc.c"
+#include "../monitor.c"
 
 #include <time.h>
 
@@ -398,9 +401,95 @@ static void test_live_extack(const char *what, uint8_t cmd, int flags,
 		nl_socket_free(sk);
 }
 
+static struct nl_msg *event_msg(uint8_t event, const char *ifname,
+				bool endpoint)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	uint8_t key[FTV_KEY_LEN], v4[4] = { 10, 0, 0, 1 };
+	struct nlattr *peer;
+
+	genlmsg_put(msg, 0, 0, FAMILY_ID, 0, 0, FTV_CMD_PEER_EVENT,
+		    FTV_GENL_VERSION);
+	nla_put_u32(msg, FTV_A_IFINDEX, 7);
+	if (ifname)
+		nla_put_string(msg, FTV_A_IFNAME, ifname);
+	nla_put_u8(msg, FTV_A_EVENT, event);
+	peer = nest_start(msg, FTV_A_PEER);
+	fill_key(key, 1);
+	nla_put(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, key);
+	if (endpoint) {
+		nla_put(msg, FTV_PEER_A_ENDPOINT_IPV4, 4, v4);
+		nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 51820);
+	}
+	nla_nest_end(msg, peer);
+	return msg;
+}
+
+/* Each event through the same path as a received one, ftv1's filtered. */
+static void feed_events(bool json)
+{
+	struct monitor_opts opts = { .json = json };
+	struct monitor m = { .fn = print_event, .arg = &opts };
+	static const struct {
+		uint8_t event;
+		const char *ifname;
+		bool endpoint;
+	} list[] = {
+		{ FTV_EVENT_ESTABLISHED, "ftv0", true },
+		{ FTV_EVENT_REKEYED, "ftv0", true },
+		{ FTV_EVENT_ENDPOINT_CHANGED, "ftv0", true },
+		{ FTV_EVENT_LOST, "ftv\"0", false },
+		{ 99, "ftv0", false },
+		{ FTV_EVENT_LOST, "ftv1", false },
+	};
+	struct nl_msg *msg;
+	size_t i;
+
+	opts.ifname = getenv("IPC_TEST_IFNAME");
+	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+		msg = event_msg(list[i].event, list[i].ifname, list[i].endpoint);
+		on_event(msg, &m);
+		nlmsg_free(msg);
+	}
+}
+
+static void test_event_read(void)
+{
+	struct nl_msg *msg = event_msg(FTV_EVENT_REKEYED, NULL, true);
+	struct peer_event ev;
+	struct nlattr *nest;
+
+	check(!read_event(&ev, msg) && ev.event == FTV_EVENT_REKEYED &&
+	      ev.ifindex == 7 && ev.ifname[0] &&
+	      (ev.peer.flags & PEER_HAS_ENDPOINT) &&
+	      ev.peer.endpoint.addr4.sin_port == htons(51820),
+	      "event: read, a name found for an ifindex without one");
+	nlmsg_free(msg);
+
+	msg = dump_msg(7);
+	check(read_event(&ev, msg) == -ENOENT, "event: other commands ignored");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	genlmsg_put(msg, 0, 0, FAMILY_ID, 0, 0, FTV_CMD_PEER_EVENT,
+		    FTV_GENL_VERSION);
+	nla_put_u32(msg, FTV_A_IFINDEX, 7);
+	nla_put_u8(msg, FTV_A_EVENT, FTV_EVENT_LOST);
+	nest = nest_start(msg, FTV_A_PEER);
+	nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 1);
+	nla_nest_end(msg, nest);
+	check(read_event(&ev, msg) == -EBADMSG, "event: no public key, refused");
+	nlmsg_free(msg);
+}
+
 int main(int argc, char **argv)
 {
 	struct device *devs;
+
+	if (argc >= 2 && !strcmp(argv[1], "--events")) {
+		feed_events(argc == 3 && !strcmp(argv[2], "--json"));
+		return 0;
+	}
 
 	if (argc == 2 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "--text"))) {
 		devs = fake_dump(time(NULL) - 65);
@@ -419,6 +508,7 @@ int main(int argc, char **argv)
 	test_request_peer_add();
 	test_request_peer_clear();
 	test_request_device();
+	test_event_read();
 	test_live_extack("live: extack of a refused request",
 			 FTV_CMD_SET_DEVICE, 0, false);
 	test_live_extack("live: extack after the echoed request",

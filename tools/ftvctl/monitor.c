@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * monitor: one line per peer event, as it happens, for people or (with
+ * --json) for programs; each line is flushed, so a pipe sees it at once.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "encoding.h"
+#include "ipc.h"
+#include "parse.h"
+#include "show.h"
+#include "subcommands.h"
+#include "util.h"
+
+struct monitor_opts {
+	const char *ifname;	/* NULL: every device */
+	bool json;
+};
+
+static const struct {
+	const char *json;
+	const char *text;
+} events[] = {
+	[FTV_EVENT_ESTABLISHED] = { "established", "session established" },
+	[FTV_EVENT_REKEYED] = { "rekeyed", "session rekeyed" },
+	[FTV_EVENT_ENDPOINT_CHANGED] = { "endpoint_changed", "endpoint changed" },
+	[FTV_EVENT_LOST] = { "lost", "session lost" },
+};
+
+static bool event_known(uint8_t event)
+{
+	return event < sizeof(events) / sizeof(events[0]) && events[event].json;
+}
+
+static void print_text(const struct peer_event *ev, const char *key,
+		       const char *ep)
+{
+	printf("%s: peer %s: ", ev->ifname, key);
+	if (event_known(ev->event))
+		printf("%s", events[ev->event].text);
+	else
+		printf("event %u", ev->event);
+	if (!ep)
+		printf("\n");
+	else if (ev->event == FTV_EVENT_ENDPOINT_CHANGED)
+		printf(" to %s\n", ep);
+	else
+		printf(" (endpoint %s)\n", ep);
+}
+
+static void print_json(const struct peer_event *ev, const char *key,
+		       const char *ep)
+{
+	printf("{\"interface\": ");
+	print_json_string(ev->ifname);
+	printf(", \"event\": \"%s\", \"peer\": \"%s\", \"endpoint\": ",
+	       event_known(ev->event) ? events[ev->event].json : "unknown",
+	       key);
+	if (ep)
+		printf("\"%s\"", ep);
+	else
+		printf("null");
+	printf(", \"time\": %lld}\n", (long long)time(NULL));
+}
+
+static int print_event(const struct peer_event *ev, void *arg)
+{
+	const struct monitor_opts *opts = arg;
+	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
+	bool has_ep = ev->peer.flags & PEER_HAS_ENDPOINT;
+
+	if (opts->ifname && strcmp(opts->ifname, ev->ifname))
+		return 0;
+	key_to_base64(key, ev->peer.public_key);
+	if (has_ep)
+		endpoint_to_string(ep, &ev->peer.endpoint);
+	if (opts->json)
+		print_json(ev, key, has_ep ? ep : NULL);
+	else
+		print_text(ev, key, has_ep ? ep : NULL);
+	/* Nobody left to read: stop. */
+	return finish_output() ? -1 : 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: %s monitor [<interface>] [--json]\n", PROG_NAME);
+}
+
+int monitor_main(int argc, char **argv)
+{
+	struct monitor_opts opts = { 0 };
+	char name[IFNAMSIZ];
+	int i;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			opts.json = true;
+		} else if (!opts.ifname) {
+			if (!parse_ifname(name, argv[i]))
+				return 1;
+			opts.ifname = name;
+		} else {
+			usage(stderr);
+			return 1;
+		}
+	}
+	/* It only returns when something went wrong. */
+	ipc_monitor(print_event, &opts);
+	return 1;
+}
