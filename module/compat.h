@@ -15,6 +15,11 @@
 #include <linux/netdevice.h>
 #include <net/genetlink.h>
 
+/* 6.5 moved skb_gso_segment() and friends to a header of their own. */
+#if KERNEL_VERSION(6, 5, 0) <= LINUX_VERSION_CODE
+#include <net/gso.h>
+#endif
+
 #if KERNEL_VERSION(6, 1, 0) > LINUX_VERSION_CODE
 #error "ftv needs Linux 6.1 or newer"
 #endif

@@ -99,6 +99,10 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
 		return NULL;
+	if (dst_cache_init(&conn->dst_cache, gfp)) {
+		kfree(conn);
+		return NULL;
+	}
 	conn->device = fdev;
 	conn->peer = peer;
 	conn->tuple = *tuple;
@@ -120,6 +124,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 void ftv_conn_free(struct ftv_conn *conn)
 {
 	skb_queue_purge(&conn->early);
+	dst_cache_destroy(&conn->dst_cache);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	kfree_sensitive(conn);
@@ -361,7 +366,7 @@ out:
 	return conn;
 }
 
-/* No session, or one that is due to be replaced. */
+/* No session, or one that is due to be replaced or whose path died. */
 static bool conn_replaceable(struct ftv_peer *peer)
 {
 	struct ftv_conn *conn;
@@ -369,7 +374,7 @@ static bool conn_replaceable(struct ftv_peer *peer)
 
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	if (!conn)
+	if (!conn || READ_ONCE(peer->path_dead))
 		return true;
 	next = atomic64_read(&conn->send_counter);
 	return ftv_conn_rekey_due(conn, next) || ftv_conn_expired(conn, next);
@@ -396,8 +401,13 @@ void ftv_conn_open(struct ftv_peer *peer)
 		return;
 
 	conn = prepare_initiator(peer, &ep);
-	if (!conn)
+	if (!conn) {
+		/* No route or no memory: try again later if it matters. */
+		if (READ_ONCE(peer->path_dead) ||
+		    !skb_queue_empty_lockless(&peer->staged))
+			ftv_timers_connect_started(peer);
 		return;
+	}
 
 	spin_lock_bh(&peer->lock);
 	busy = peer->is_dead || peer->pending || !conn_replaceable(peer);

@@ -7,6 +7,7 @@
 #include "replay.h"
 
 #include <linux/in6.h>
+#include <net/dst_cache.h>
 #include <linux/skbuff.h>
 #include <linux/siphash.h>
 #include <linux/workqueue.h>
@@ -64,6 +65,7 @@ enum ftv_conn_state {
  * @send_hp: masks the counters we send
  * @recv_hp: unmasks the counters we receive
  * @replay: replay window for @recv_tfm's counters
+ * @dst_cache: the outer route
  * @handshake: key exchange state while it runs
  * @init_msg: initiator: the prepared initiation payload
  * @init_len: its length including padding
@@ -97,6 +99,7 @@ struct ftv_conn {
 	siphash_key_t send_hp;
 	siphash_key_t recv_hp;
 	struct ftv_replay replay;
+	struct dst_cache dst_cache;
 	struct ftv_handshake handshake;
 	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
 	unsigned int init_len;

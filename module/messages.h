@@ -78,6 +78,10 @@ enum ftv_tcp_lengths {
 enum ftv_session_limits {
 	FTV_CONNECT_TIMEOUT_MS = 5000,
 	FTV_SYN_RETRANSMIT_MS = 1000,
+	/* Data unanswered this long: the path is dead, dial again. */
+	FTV_DEAD_AFTER_MS = 5000,
+	/* Data received and not answered this long: send a keepalive. */
+	FTV_REPLY_AFTER_MS = 2000,
 	FTV_RETIRED_KEYS_MS = 15000,
 	FTV_LINGER_MS = 60000,
 	FTV_COOKIE_PERIOD_S = 64,

@@ -55,6 +55,7 @@ static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_DROPS] = { .type = NLA_REJECT },
 	[FTV_A_PEERS] = { .type = NLA_REJECT },
 	[FTV_A_PEER] = NLA_POLICY_NESTED(peer_policy),
+	[FTV_A_EVENT] = { .type = NLA_REJECT },
 };
 
 static struct genl_family ftv_genl_family;
@@ -676,6 +677,55 @@ static int del_peer(struct sk_buff *skb, struct genl_info *info)
 	return do_peer(info, FTV_CMD_DEL_PEER);
 }
 
+/**
+ * ftv_netlink_notify - tell listeners of the "peers" group about @peer
+ * @peer: the peer
+ * @event: enum ftv_event; FTV_EVENT_UNSPEC sends nothing
+ *
+ * May be called in softirq context, without locks held.
+ */
+void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
+{
+	struct net_device *dev = peer->device->dev;
+	struct ftv_endpoint ep;
+	struct nlattr *nest;
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (event == FTV_EVENT_UNSPEC ||
+	    !genl_has_listeners(&ftv_genl_family, dev_net(dev), 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &ftv_genl_family, 0, FTV_CMD_PEER_EVENT);
+	if (!hdr)
+		goto err;
+	spin_lock_bh(&peer->lock);
+	ep = peer->endpoint;
+	spin_unlock_bh(&peer->lock);
+	if (nla_put_u32(skb, FTV_A_IFINDEX, dev->ifindex) ||
+	    nla_put_string(skb, FTV_A_IFNAME, dev->name) ||
+	    nla_put_u8(skb, FTV_A_EVENT, event))
+		goto err;
+	nest = nla_nest_start(skb, FTV_A_PEER);
+	if (!nest ||
+	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
+	    put_endpoint(skb, &ep))
+		goto err;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast_netns(&ftv_genl_family, dev_net(dev), skb, 0, 0,
+				GFP_ATOMIC);
+	return;
+err:
+	nlmsg_free(skb);
+}
+
+static const struct genl_multicast_group ftv_mcgrps[] = {
+	{ .name = FTV_MCGRP_PEERS },
+};
+
 static const struct genl_ops ftv_genl_ops[] = {
 	{
 		.cmd = FTV_CMD_GET_DEVICE,
@@ -704,7 +754,9 @@ static const struct genl_ops ftv_genl_ops[] = {
 static struct genl_family ftv_genl_family __ro_after_init = {
 	.ops = ftv_genl_ops,
 	.n_ops = ARRAY_SIZE(ftv_genl_ops),
-	.resv_start_op = FTV_CMD_DEL_PEER + 1,
+	.mcgrps = ftv_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(ftv_mcgrps),
+	.resv_start_op = FTV_CMD_PEER_EVENT + 1,
 	.name = FTV_GENL_NAME,
 	.version = FTV_GENL_VERSION,
 	.maxattr = FTV_A_MAX,

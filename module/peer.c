@@ -9,9 +9,11 @@
 #include "peer.h"
 #include "conn.h"
 #include "device.h"
+#include "netlink.h"
 #include "send.h"
 #include "timers.h"
 
+#include <linux/ftv.h>
 #include <linux/jhash.h>
 #include <linux/slab.h>
 
@@ -197,10 +199,11 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 	spin_unlock_bh(&peer->lock);
 }
 
-static void learn_endpoint_locked(struct ftv_peer *peer,
+/* Returns whether the peer moved from a known endpoint. */
+static bool learn_endpoint_locked(struct ftv_peer *peer,
 				  const struct ftv_tuple *tuple)
 {
-	struct ftv_endpoint *ep = &peer->endpoint;
+	struct ftv_endpoint *ep = &peer->endpoint, old = *ep;
 
 	lockdep_assert_held(&peer->lock);
 	memset(ep, 0, sizeof(*ep));
@@ -213,6 +216,7 @@ static void learn_endpoint_locked(struct ftv_peer *peer,
 		ep->addr6.sin6_addr = tuple->remote;
 		ep->addr6.sin6_port = tuple->remote_port;
 	}
+	return old.addr.sa_family != AF_UNSPEC && memcmp(&old, ep, sizeof(old));
 }
 
 /**
@@ -254,12 +258,17 @@ void ftv_peer_flush_staged(struct ftv_peer *peer)
 		ftv_send_packet(peer, skb);
 }
 
-static void confirm_locked(struct ftv_peer *peer,
-				    struct ftv_conn *conn)
+/* Returns the event to report once the lock is dropped. */
+static u8 confirm_locked(struct ftv_peer *peer, struct ftv_conn *conn)
 {
+	u8 event;
+
 	lockdep_assert_held(&peer->lock);
 	WRITE_ONCE(conn->confirmed, true);
 	peer->last_handshake = ktime_get_real_seconds();
+	event = peer->had_session ? FTV_EVENT_REKEYED : FTV_EVENT_ESTABLISHED;
+	peer->had_session = true;
+	return event;
 }
 
 /**
@@ -272,9 +281,28 @@ static void confirm_locked(struct ftv_peer *peer,
  */
 void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn)
 {
+	u8 event;
+
 	spin_lock_bh(&peer->lock);
-	confirm_locked(peer, conn);
+	event = confirm_locked(peer, conn);
 	spin_unlock_bh(&peer->lock);
+	ftv_netlink_notify(peer, event);
+}
+
+/**
+ * ftv_peer_lost - report that the path to @peer died
+ * @peer: the peer
+ */
+void ftv_peer_lost(struct ftv_peer *peer)
+{
+	bool had;
+
+	spin_lock_bh(&peer->lock);
+	had = peer->had_session;
+	peer->had_session = false;
+	spin_unlock_bh(&peer->lock);
+	if (had)
+		ftv_netlink_notify(peer, FTV_EVENT_LOST);
 }
 
 /**
@@ -289,6 +317,7 @@ void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn)
 bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending)
 {
+	u8 event = FTV_EVENT_UNSPEC, moved = FTV_EVENT_UNSPEC;
 	struct ftv_conn *old, *abandoned = NULL;
 
 	spin_lock_bh(&peer->lock);
@@ -318,16 +347,20 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	if (hlist_unhashed(&conn->hash))
 		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);
+	WRITE_ONCE(peer->path_dead, false);
 	if (conn->is_initiator)
-		confirm_locked(peer, conn);
+		event = confirm_locked(peer, conn);
 	/* A configured endpoint is where this side dials; keep it. */
-	if (!peer->endpoint_configured)
-		learn_endpoint_locked(peer, &conn->tuple);
+	if (!peer->endpoint_configured &&
+	    learn_endpoint_locked(peer, &conn->tuple))
+		moved = FTV_EVENT_ENDPOINT_CHANGED;
 	spin_unlock_bh(&peer->lock);
 	if (old)
 		ftv_conn_retire(old);
 	if (abandoned)
 		ftv_conn_retire(abandoned);
+	ftv_netlink_notify(peer, moved);
+	ftv_netlink_notify(peer, event);
 	return true;
 
 refuse:

@@ -83,6 +83,13 @@ struct ftv_endpoint {
  * @connect_work: opens a connection from process context
  * @connect_timer: gives up on @pending after a timeout
  * @keepalive_timer: sends keepalives when persistent keepalive is on
+ * @dead_timer: notices when what we send goes unanswered
+ * @reply_timer: answers received data we have not answered otherwise
+ * @reply_armed: jiffies when @reply_timer was armed
+ * @last_received: jiffies of the last authenticated message
+ * @path_dead: what we send has gone unanswered; a new connection is due
+ * @had_session: a session was established since the last loss, so the
+ *	next one is a renewal
  * @persistent_keepalive: keepalive interval in seconds; 0 = off
  * @last_sent: jiffies when data was last sent
  * @rx_bytes: inner bytes received
@@ -111,6 +118,12 @@ struct ftv_peer {
 	struct work_struct connect_work;
 	struct timer_list connect_timer;
 	struct timer_list keepalive_timer;
+	struct timer_list dead_timer;
+	struct timer_list reply_timer;
+	unsigned long reply_armed;
+	unsigned long last_received;
+	bool path_dead;
+	bool had_session;
 	u16 persistent_keepalive;
 	unsigned long last_sent;
 	atomic64_t rx_bytes;
@@ -139,5 +152,6 @@ void ftv_peer_reset_session(struct ftv_peer *peer);
 bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending);
 void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn);
+void ftv_peer_lost(struct ftv_peer *peer);
 
 #endif /* _FTV_PEER_H */

@@ -23,8 +23,12 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/siphash.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
 #include <net/ip.h>
+#include <net/ip6_route.h>
 #include <net/ipv6.h>
+#include <net/route.h>
 #include <net/tcp.h>
 
 /**
@@ -372,9 +376,11 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
 	if (!skb->len || !(skb->data[0] >> 4)) {
 		/* A keepalive: padding, no packet. */
+		ftv_timers_received(peer, false);
 		consume_skb(skb);
 		return;
 	}
+	ftv_timers_received(peer, true);
 	deliver(conn, skb);
 }
 
@@ -530,6 +536,130 @@ static void receive_segment(struct ftv_device *fdev, struct ftv_conn *conn,
 		receive_listen(fdev, skb, seg);
 }
 
+/* The device (and connection, if any) a segment to @tuple belongs to. */
+static bool find_owner(struct list_head *devices,
+		       const struct ftv_tuple *tuple,
+		       struct ftv_device **fdev, struct ftv_conn **conn)
+{
+	struct ftv_device *dev;
+	u16 port;
+
+	list_for_each_entry_rcu(dev, devices, device_list) {
+		*conn = ftv_conn_lookup(dev, tuple);
+		port = READ_ONCE(dev->listen_port);
+		if (*conn || (port && tuple->local_port == htons(port))) {
+			*fdev = dev;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * GRO on the underlay may have merged several of our segments into one
+ * superpacket; each carries a message of its own, so split them back.
+ */
+static void receive_gso(struct list_head *devices, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *next, *one;
+	struct ftv_device *fdev;
+	struct ftv_conn *conn;
+	struct ftv_segment seg;
+	unsigned int thoff;
+
+	segs = skb_gso_segment(skb, 0);
+	consume_skb(skb);
+	if (IS_ERR_OR_NULL(segs))
+		return;
+	skb_list_walk_safe(segs, one, next) {
+		skb_mark_not_on_list(one);
+		if (parse_addresses(one, &seg, &thoff) &&
+		    find_owner(devices, &seg.tuple, &fdev, &conn))
+			receive_segment(fdev, conn, one, &seg, thoff);
+		else
+			kfree_skb(one);
+	}
+}
+
+/*
+ * An ICMP "fragmentation needed" or "packet too big" about one of our
+ * segments: no socket exists for the host to note the smaller path MTU
+ * with, so note it here, on the route the connection uses. The sending
+ * path then tells inner senders the size that fits. The ICMP message
+ * itself continues to the host stack.
+ */
+static void learn_path_mtu(struct list_head *devices, struct sk_buff *skb,
+			   struct net *net)
+{
+	unsigned int off, inner_len;
+	struct ftv_tuple tuple = { };
+	struct ftv_device *fdev;
+	struct ftv_conn *conn;
+	__be16 *ports;
+	u32 mtu;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb), *inner;
+		const struct icmphdr *icmph;
+
+		off = iph->ihl * 4;
+		if (iph->protocol != IPPROTO_ICMP ||
+		    !pskb_may_pull(skb, off + sizeof(*icmph) + sizeof(*inner)))
+			return;
+		icmph = (struct icmphdr *)(skb->data + off);
+		if (icmph->type != ICMP_DEST_UNREACH ||
+		    icmph->code != ICMP_FRAG_NEEDED)
+			return;
+		mtu = ntohs(icmph->un.frag.mtu);
+		off += sizeof(*icmph);
+		inner = (struct iphdr *)(skb->data + off);
+		inner_len = inner->ihl * 4;
+		if (inner->protocol != IPPROTO_TCP ||
+		    !pskb_may_pull(skb, off + inner_len + 4))
+			return;
+		inner = (struct iphdr *)(skb->data + off);
+		tuple.family = AF_INET;
+		tuple.local.s6_addr32[0] = inner->saddr;
+		tuple.remote.s6_addr32[0] = inner->daddr;
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb), *inner;
+		const struct icmp6hdr *icmp6h;
+
+		off = sizeof(*ip6h);
+		if (ip6h->nexthdr != IPPROTO_ICMPV6 ||
+		    !pskb_may_pull(skb, off + sizeof(*icmp6h) + sizeof(*inner) + 4))
+			return;
+		icmp6h = (struct icmp6hdr *)(skb->data + off);
+		if (icmp6h->icmp6_type != ICMPV6_PKT_TOOBIG)
+			return;
+		mtu = ntohl(icmp6h->icmp6_mtu);
+		off += sizeof(*icmp6h);
+		inner = (struct ipv6hdr *)(skb->data + off);
+		inner_len = sizeof(*inner);
+		if (inner->nexthdr != IPPROTO_TCP)
+			return;
+		tuple.family = AF_INET6;
+		tuple.local = inner->saddr;
+		tuple.remote = inner->daddr;
+	} else {
+		return;
+	}
+	ports = (__be16 *)(skb->data + off + inner_len);
+	tuple.local_port = ports[0];
+	tuple.remote_port = ports[1];
+	if (!find_owner(devices, &tuple, &fdev, &conn) || !conn)
+		return;
+	/* The update functions read the quoted header at skb->data. */
+	__skb_pull(skb, off);
+	if (tuple.family == AF_INET)
+		ipv4_update_pmtu(skb, net, mtu, 0, IPPROTO_TCP);
+	else
+		ip6_update_pmtu(skb, net, htonl(mtu), 0,
+				READ_ONCE(fdev->fwmark), sock_net_uid(net, NULL));
+	__skb_push(skb, off);
+	dst_cache_reset(&conn->dst_cache);
+}
+
 /**
  * ftv_receive_hook - take the segments that belong to ftv
  * @priv: the creating namespace's list of ftv devices
@@ -542,24 +672,23 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 			      const struct nf_hook_state *state)
 {
 	struct list_head *devices = priv;
+	struct ftv_device *fdev = NULL;
+	struct ftv_conn *conn = NULL;
 	struct ftv_segment seg;
-	struct ftv_device *fdev;
-	struct ftv_conn *conn;
 	unsigned int thoff;
-	u16 port;
 
-	if (!parse_addresses(skb, &seg, &thoff))
+	if (!parse_addresses(skb, &seg, &thoff)) {
+		learn_path_mtu(devices, skb, state->net);
 		return NF_ACCEPT;
-	list_for_each_entry_rcu(fdev, devices, device_list) {
-		conn = ftv_conn_lookup(fdev, &seg.tuple);
-		port = READ_ONCE(fdev->listen_port);
-		if (conn || (port && seg.tuple.local_port == htons(port))) {
-			/* skb is ours from here on, whatever happens. */
-			receive_segment(fdev, conn, skb, &seg, thoff);
-			return NF_STOLEN;
-		}
 	}
-	return NF_ACCEPT;
+	if (!find_owner(devices, &seg.tuple, &fdev, &conn))
+		return NF_ACCEPT;
+	/* skb is ours from here on, whatever happens. */
+	if (unlikely(skb_is_gso(skb)))
+		receive_gso(devices, skb);
+	else
+		receive_segment(fdev, conn, skb, &seg, thoff);
+	return NF_STOLEN;
 }
 
 /* Responder: authenticate an initiation, answer it, install the session. */

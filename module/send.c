@@ -22,10 +22,19 @@
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
+#include <net/icmp.h>
+#include <net/netfilter/nf_conntrack.h>
 #include <net/tcp.h>
 
-static int route4(struct ftv_device *fdev, struct net *net,
-		  struct ftv_tuple *tuple, struct sk_buff *skb)
+/*
+ * Route lookups for outer segments, with the fwmark and ports of the tuple
+ * so that policy routing sees them as it would see a real connection. A
+ * connection passes its dst_cache; while the cached route holds, the
+ * lookup costs a per-CPU read.
+ */
+static struct dst_entry *route4(struct ftv_device *fdev, struct net *net,
+				struct ftv_tuple *tuple,
+				struct dst_cache *cache)
 {
 	struct flowi4 fl4 = {
 		.daddr = tuple->remote.s6_addr32[0],
@@ -36,25 +45,32 @@ static int route4(struct ftv_device *fdev, struct net *net,
 		.fl4_dport = tuple->remote_port,
 	};
 	struct rtable *rt;
+	__be32 saddr;
 
+	if (cache) {
+		rt = dst_cache_get_ip4(cache, &saddr);
+		if (rt && saddr == fl4.saddr)
+			return &rt->dst;
+		if (rt)
+			ip_rt_put(rt);
+	}
 	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt))
-		return PTR_ERR(rt);
+		return ERR_CAST(rt);
 	if (unlikely(rt->dst.dev == fdev->dev)) {
 		/* The outer route leads back into the tunnel. */
 		ip_rt_put(rt);
-		return -ELOOP;
+		return ERR_PTR(-ELOOP);
 	}
 	tuple->local.s6_addr32[0] = fl4.saddr;
-	if (skb)
-		skb_dst_set(skb, &rt->dst);
-	else
-		ip_rt_put(rt);
-	return 0;
+	if (cache)
+		dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
+	return &rt->dst;
 }
 
-static int route6(struct ftv_device *fdev, struct net *net,
-		  struct ftv_tuple *tuple, struct sk_buff *skb)
+static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
+				struct ftv_tuple *tuple,
+				struct dst_cache *cache)
 {
 	struct flowi6 fl6 = {
 		.daddr = tuple->remote,
@@ -65,22 +81,38 @@ static int route6(struct ftv_device *fdev, struct net *net,
 		.fl6_dport = tuple->remote_port,
 	};
 	struct dst_entry *dst;
+	struct in6_addr saddr;
 
 	if (!ipv6_mod_enabled())
-		return -EAFNOSUPPORT;
+		return ERR_PTR(-EAFNOSUPPORT);
+	if (cache) {
+		dst = dst_cache_get_ip6(cache, &saddr);
+		if (dst && ipv6_addr_equal(&saddr, &fl6.saddr))
+			return dst;
+		dst_release(dst);
+	}
 	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 	if (IS_ERR(dst))
-		return PTR_ERR(dst);
+		return dst;
 	if (unlikely(dst->dev == fdev->dev)) {
 		dst_release(dst);
-		return -ELOOP;
+		return ERR_PTR(-ELOOP);
 	}
 	tuple->local = fl6.saddr;
-	if (skb)
-		skb_dst_set(skb, dst);
-	else
-		dst_release(dst);
-	return 0;
+	if (cache)
+		dst_cache_set_ip6(cache, dst, &fl6.saddr);
+	return dst;
+}
+
+static struct dst_entry *route(struct ftv_device *fdev, struct net *net,
+			       struct ftv_tuple *tuple,
+			       struct dst_cache *cache)
+{
+	if (!net)
+		return ERR_PTR(-ENETDOWN);
+	if (tuple->family == AF_INET)
+		return route4(fdev, net, tuple, cache);
+	return route6(fdev, net, tuple, cache);
 }
 
 /**
@@ -92,13 +124,20 @@ static int route6(struct ftv_device *fdev, struct net *net,
  */
 int ftv_send_pick_source(struct ftv_device *fdev, struct ftv_tuple *tuple)
 {
-	struct net *net = READ_ONCE(fdev->creating_net);
+	struct dst_entry *dst;
 
-	if (!net)
-		return -ENETDOWN;
-	if (tuple->family == AF_INET)
-		return route4(fdev, net, tuple, NULL);
-	return route6(fdev, net, tuple, NULL);
+	dst = route(fdev, READ_ONCE(fdev->creating_net), tuple, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	dst_release(dst);
+	return 0;
+}
+
+static void untrack(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);
+#endif
 }
 
 static void push_tcp(struct sk_buff *skb, const struct ftv_tuple *tuple,
@@ -155,45 +194,59 @@ static void push_ipv6(struct sk_buff *skb, const struct ftv_tuple *tuple)
 }
 
 /*
- * Wrap @skb's payload in TCP and IP headers for @tuple and send it. Consumes
- * @skb. The tuple's local address was fixed when the connection was made,
- * so the route lookup only confirms it.
+ * Wrap @skb's payload in TCP and IP headers for @tuple and send it along
+ * @dst (or an error from looking it up). Consumes @skb and @dst.
  */
-static int send_segment(struct ftv_device *fdev, struct ftv_tuple tuple,
-			struct sk_buff *skb,
+static int send_segment(struct ftv_device *fdev, const struct ftv_tuple *tuple,
+			struct sk_buff *skb, struct dst_entry *dst,
 			const struct ftv_tcp_params *params, u16 ip_id)
 {
 	struct net *net = READ_ONCE(fdev->creating_net);
 	int ret;
 
-	if (unlikely(!net)) {
-		ret = -ENETDOWN;
+	if (IS_ERR(dst) || unlikely(!net)) {
+		ret = IS_ERR(dst) ? PTR_ERR(dst) : -ENETDOWN;
+		if (!IS_ERR(dst))
+			dst_release(dst);
 		goto err;
 	}
 	skb_scrub_packet(skb, !net_eq(net, dev_net(fdev->dev)));
 	memset(skb->cb, 0, sizeof(skb->cb));
 	skb->mark = READ_ONCE(fdev->fwmark);
 	skb->ignore_df = 0;
-	push_tcp(skb, &tuple, params);
-	if (tuple.family == AF_INET) {
-		ret = route4(fdev, net, &tuple, skb);
-		if (ret)
-			goto err;
-		push_ipv4(skb, &tuple, ip_id);
+	/* The endpoint's conntrack only ever sees our side of the
+	 * connection (we take the peer's segments before it), so it would
+	 * call ours invalid: keep them out of it.
+	 */
+	untrack(skb);
+	push_tcp(skb, tuple, params);
+	skb_dst_set(skb, dst);
+	if (tuple->family == AF_INET) {
+		push_ipv4(skb, tuple, ip_id);
 		return ip_local_out(net, NULL, skb);
 	}
-	ret = route6(fdev, net, &tuple, skb);
-	if (ret)
-		goto err;
-	push_ipv6(skb, &tuple);
+	push_ipv6(skb, tuple);
 	return ip6_local_out(net, NULL, skb);
 
 err:
 	net_dbg_ratelimited("%s: cannot send to %pI6c: %d\n", fdev->dev->name,
-			    &tuple.remote, ret);
+			    &tuple->remote, ret);
 	DEV_STATS_INC(fdev->dev, tx_carrier_errors);
 	kfree_skb(skb);
 	return ret;
+}
+
+static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
+			       struct dst_entry *dst,
+			       const struct ftv_tcp_params *params)
+{
+	struct ftv_tuple tuple = conn->tuple;
+
+	if (!dst)
+		dst = route(conn->device, READ_ONCE(conn->device->creating_net),
+			    &tuple, &conn->dst_cache);
+	return send_segment(conn->device, &tuple, skb, dst, params,
+			    atomic_inc_return(&conn->ip_id));
 }
 
 static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
@@ -212,13 +265,13 @@ static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
 	atomic_set(&conn->acked, rcv_nxt);
 }
 
-static int conn_send(struct ftv_conn *conn, struct sk_buff *skb, u8 flags)
+static int conn_send(struct ftv_conn *conn, struct sk_buff *skb, u8 flags,
+		     struct dst_entry *dst)
 {
 	struct ftv_tcp_params params;
 
 	conn_params(conn, &params, flags, skb->len);
-	return send_segment(conn->device, conn->tuple, skb, &params,
-			    atomic_inc_return(&conn->ip_id));
+	return conn_route_and_send(conn, skb, dst, &params);
 }
 
 static struct sk_buff *alloc_control(unsigned int payload_len)
@@ -263,17 +316,56 @@ u64 ftv_send_counter_mask(const siphash_key_t *key, const u8 *sealed)
 			    get_unaligned_le64(sealed + 8), key);
 }
 
+/*
+ * Whether an inner packet of @len bytes fits the outer path once wrapped;
+ * if not, the sender is told the size that fits, as a router would, so
+ * that a smaller path MTU than the device's (a lower underlay MTU, or one
+ * learned from ICMP on the outer path) costs no black hole.
+ */
+static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
+		      struct dst_entry *dst, unsigned int len)
+{
+	unsigned int outer = conn->tuple.family == AF_INET ?
+			     sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	unsigned int mtu = dst_mtu(dst);
+
+	mtu = mtu > outer + FTV_TCP_HLEN + FTV_DATA_OVERHEAD ?
+	      mtu - outer - FTV_TCP_HLEN - FTV_DATA_OVERHEAD : 0;
+	if (likely(len <= mtu))
+		return true;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		if (ip_hdr(skb)->frag_off & htons(IP_DF))
+			icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+				      htonl(mtu));
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0,
+				max_t(u32, mtu, IPV6_MIN_MTU));
+	}
+	return false;
+}
+
 /* Seal @skb's payload in place and send it. @len bytes of it are inner
  * data that counts in the statistics (a keepalive's padding does not).
  */
 static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 		      unsigned int len)
 {
+	struct ftv_device *fdev = conn->device;
 	unsigned int plain_len = skb->len;
+	struct ftv_tuple tuple = conn->tuple;
 	struct ftv_msg_data *msg;
+	struct dst_entry *dst;
 	int ret = -EKEYEXPIRED;
 	u64 counter;
 
+	dst = route(fdev, READ_ONCE(fdev->creating_net), &tuple,
+		    &conn->dst_cache);
+	if (!IS_ERR(dst) && unlikely(len && !fits_path(conn, skb, dst, len))) {
+		dst_release(dst);
+		DEV_STATS_INC(fdev->dev, tx_dropped);
+		kfree_skb(skb);
+		return;
+	}
 	counter = atomic64_inc_return(&conn->send_counter) - 1;
 	if (unlikely(ftv_conn_expired(conn, counter)))
 		goto drop;
@@ -290,15 +382,18 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 							 msg->sealed));
 	if (len) {
 		atomic64_add(len, &conn->peer->tx_bytes);
-		dev_sw_netstats_tx_add(conn->device->dev, 1, len);
+		dev_sw_netstats_tx_add(fdev->dev, 1, len);
 	}
-	conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH);
+	ftv_timers_sent(conn->peer, len);
+	conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH, dst);
 	return;
 
 drop:
 	net_dbg_ratelimited("%s: cannot seal message %llu: %d\n",
-			    conn->device->dev->name, counter, ret);
-	DEV_STATS_INC(conn->device->dev, tx_errors);
+			    fdev->dev->name, counter, ret);
+	if (!IS_ERR(dst))
+		dst_release(dst);
+	DEV_STATS_INC(fdev->dev, tx_errors);
 	kfree_skb(skb);
 }
 
@@ -323,7 +418,6 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 	if (unlikely(ftv_conn_rekey_due(conn, next)) && !READ_ONCE(peer->pending))
 		ftv_timers_want_connection(peer);
 	send_data(conn, skb, skb->len);
-	ftv_timers_data_sent(peer);
 	rcu_read_unlock_bh();
 	return;
 
@@ -367,8 +461,7 @@ void ftv_send_syn(struct ftv_conn *conn)
 	struct sk_buff *skb = alloc_control(0);
 
 	if (likely(skb))
-		send_segment(conn->device, conn->tuple, skb, &params,
-			     atomic_inc_return(&conn->ip_id));
+		conn_route_and_send(conn, skb, NULL, &params);
 }
 
 /**
@@ -381,9 +474,13 @@ void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 		     const struct ftv_tcp_params *params)
 {
 	struct sk_buff *skb = alloc_control(0);
+	struct ftv_tuple local = *tuple;
 
 	if (likely(skb))
-		send_segment(fdev, *tuple, skb, params, 0);
+		send_segment(fdev, &local, skb,
+			     route(fdev, READ_ONCE(fdev->creating_net), &local,
+				   NULL),
+			     params, 0);
 }
 
 /**
@@ -395,7 +492,7 @@ void ftv_send_ack(struct ftv_conn *conn)
 	struct sk_buff *skb = alloc_control(0);
 
 	if (likely(skb))
-		conn_send(conn, skb, TCPHDR_ACK);
+		conn_send(conn, skb, TCPHDR_ACK, NULL);
 }
 
 /**
@@ -411,6 +508,6 @@ void ftv_send_payload(struct ftv_conn *conn, const void *data,
 
 	if (likely(skb)) {
 		skb_put_data(skb, data, len);
-		conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH);
+		conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH, NULL);
 	}
 }

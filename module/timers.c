@@ -41,10 +41,14 @@ static void connect_expired(struct timer_list *timer)
 		ftv_conn_retire(conn);
 		conn = NULL;
 		if (!skb_queue_empty_lockless(&peer->staged) ||
-		    READ_ONCE(peer->persistent_keepalive))
+		    READ_ONCE(peer->persistent_keepalive) ||
+		    READ_ONCE(peer->path_dead))
 			ftv_timers_want_connection(peer);
 	} else if (conn) {
 		resend = READ_ONCE(conn->state) == FTV_CONN_SYN_SENT;
+	} else if (READ_ONCE(peer->path_dead)) {
+		/* The last attempt could not even start (no route). */
+		ftv_timers_want_connection(peer);
 	}
 	spin_unlock_bh(&peer->lock);
 	if (resend)
@@ -52,6 +56,39 @@ static void connect_expired(struct timer_list *timer)
 	if (conn && peer_alive(peer))
 		mod_timer(&peer->connect_timer,
 			  jiffies + msecs_to_jiffies(FTV_SYN_RETRANSMIT_MS));
+	rcu_read_unlock_bh();
+}
+
+/* Data went unanswered: the path (a NAT mapping, a middlebox's state, the
+ * peer's module) is gone. The side that dials opens a new connection; the
+ * old session stays usable until the new one replaces it.
+ */
+static void dead_expired(struct timer_list *timer)
+{
+	struct ftv_peer *peer = from_timer(peer, timer, dead_timer);
+
+	if (!peer_alive(peer))
+		return;
+	net_dbg_ratelimited("%s: peer %llu: no answer for %u ms\n",
+			    peer->device->dev->name, peer->internal_id,
+			    FTV_DEAD_AFTER_MS);
+	WRITE_ONCE(peer->path_dead, true);
+	ftv_peer_lost(peer);
+	ftv_timers_want_connection(peer);
+}
+
+static void reply_expired(struct timer_list *timer)
+{
+	struct ftv_peer *peer = from_timer(peer, timer, reply_timer);
+	struct ftv_conn *conn;
+
+	if (!peer_alive(peer) ||
+	    time_after_eq(READ_ONCE(peer->last_sent), peer->reply_armed))
+		return;
+	rcu_read_lock_bh();
+	conn = rcu_dereference_bh(peer->conn);
+	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)
+		ftv_send_keepalive(conn);
 	rcu_read_unlock_bh();
 }
 
@@ -85,6 +122,8 @@ void ftv_timers_init(struct ftv_peer *peer)
 	INIT_WORK(&peer->connect_work, connect_work);
 	timer_setup(&peer->connect_timer, connect_expired, 0);
 	timer_setup(&peer->keepalive_timer, keepalive_expired, 0);
+	timer_setup(&peer->dead_timer, dead_expired, 0);
+	timer_setup(&peer->reply_timer, reply_expired, 0);
 }
 
 /**
@@ -95,6 +134,8 @@ void ftv_timers_stop(struct ftv_peer *peer)
 {
 	del_timer_sync(&peer->connect_timer);
 	del_timer_sync(&peer->keepalive_timer);
+	del_timer_sync(&peer->dead_timer);
+	del_timer_sync(&peer->reply_timer);
 	cancel_work_sync(&peer->connect_work);
 	del_timer_sync(&peer->connect_timer);
 }
@@ -131,10 +172,13 @@ void ftv_timers_connected(struct ftv_peer *peer)
 }
 
 /**
- * ftv_timers_data_sent - note activity, which makes a keepalive unneeded
+ * ftv_timers_sent - note that a message went out to @peer
  * @peer: the peer
+ * @data: it carried a packet (a keepalive does not)
+ *
+ * Data that goes unanswered for FTV_DEAD_AFTER_MS means the path is gone.
  */
-void ftv_timers_data_sent(struct ftv_peer *peer)
+void ftv_timers_sent(struct ftv_peer *peer, bool data)
 {
 	unsigned long now = jiffies;
 
@@ -143,6 +187,35 @@ void ftv_timers_data_sent(struct ftv_peer *peer)
 	 */
 	if (READ_ONCE(peer->last_sent) != now)
 		WRITE_ONCE(peer->last_sent, now);
+	if (data && !timer_pending(&peer->dead_timer) && peer_alive(peer))
+		mod_timer(&peer->dead_timer,
+			  now + msecs_to_jiffies(FTV_DEAD_AFTER_MS));
+}
+
+/**
+ * ftv_timers_received - note an authenticated message from @peer
+ * @peer: the peer
+ * @data: it carried a packet
+ *
+ * The path works for now; a path once found dead still gets a new
+ * connection (the old one's state in middleboxes may be gone). Data we
+ * receive but do not answer is answered with a keepalive after
+ * FTV_REPLY_AFTER_MS, so that the other side can tell a one-way flow from
+ * a dead path.
+ */
+void ftv_timers_received(struct ftv_peer *peer, bool data)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(peer->last_received) != now)
+		WRITE_ONCE(peer->last_received, now);
+	if (timer_pending(&peer->dead_timer))
+		del_timer(&peer->dead_timer);
+	if (data && !timer_pending(&peer->reply_timer) && peer_alive(peer)) {
+		WRITE_ONCE(peer->reply_armed, now);
+		mod_timer(&peer->reply_timer,
+			  now + msecs_to_jiffies(FTV_REPLY_AFTER_MS));
+	}
 }
 
 /**

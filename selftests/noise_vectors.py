@@ -114,6 +114,8 @@ def vectors():
 def c_tables(v):
     out = []
     for name, data in v.items():
+        if out:
+            out.append("")
         out.append("static const u8 %s[%d] __initconst = {" % (name,
                                                              len(data)))
         for i in range(0, len(data), 8):
