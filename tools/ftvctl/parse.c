@@ -20,6 +20,13 @@
 
 #define DEFAULT_RESOLUTION_RETRIES 15
 
+/* The fuzzer (fuzz/config.c) must never wait on a resolver. */
+#ifdef FTV_FUZZING
+#define RESOLVE_ONLY_NUMERIC AI_NUMERICHOST
+#else
+#define RESOLVE_ONLY_NUMERIC 0
+#endif
+
 /*
  * strtoul() alone would also take signs, leading blanks and, with base 0,
  * octal; none of those belong in a port or a mark.
@@ -156,7 +163,8 @@ static int resolve(struct addrinfo **res, const char *host, const char *port,
 	struct addrinfo hints = {
 		.ai_family = numeric_v6 ? AF_INET6 : AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
-		.ai_flags = AI_NUMERICSERV | (numeric_v6 ? AI_NUMERICHOST : 0),
+		.ai_flags = AI_NUMERICSERV | RESOLVE_ONLY_NUMERIC |
+			    (numeric_v6 ? AI_NUMERICHOST : 0),
 	};
 	int retries = resolution_retries();
 	int ret;
