@@ -214,7 +214,7 @@ static bool read_key(struct reader *r, const char *name, const char *value)
 		if (!strcasecmp(name, keys[i].name))
 			break;
 	if (i == KEY_COUNT) {
-		if (is_quick_key(name))
+		if (r->section != SECTION_PEER && is_quick_key(name))
 			print_error("'%s' is a key of ftv-quick(8), not of ftvctl (ftv-quick strip removes such keys)",
 				    name);
 		else if (r->section == SECTION_NONE)
