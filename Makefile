@@ -21,8 +21,9 @@ KDIR := $(shell d=/lib/modules/$$(uname -r)/build; \
 	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
 endif
 
-# PREFIX and DESTDIR go to tools/ftvctl's install (PREFIX defaults to /usr
-# there); DESTDIR also becomes INSTALL_MOD_PATH for the module.
+# PREFIX and DESTDIR go to the installs of tools/ftvctl and tools/ftv-quick
+# (PREFIX defaults to /usr there); DESTDIR also becomes INSTALL_MOD_PATH for
+# the module.
 DESTDIR ?=
 
 # W=, C=, V= and FTV_DEBUG= (module self-tests at load) go to kbuild.
@@ -50,9 +51,12 @@ module:
 tools:
 	$(MAKE) -C tools/ftvctl
 
+# ftvctl, ftv-quick, their man pages, bash completion and the systemd unit
+# ftv-quick@.service go under PREFIX (default /usr), below DESTDIR.
 install: module tools
 	$(KBUILD) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	$(MAKE) -C tools/ftvctl install $(if $(PREFIX),PREFIX=$(PREFIX)) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools/ftv-quick install $(if $(PREFIX),PREFIX=$(PREFIX)) DESTDIR=$(DESTDIR)
 
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
