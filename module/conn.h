@@ -69,6 +69,7 @@ enum ftv_conn_state {
  * @handshake: key exchange state while it runs
  * @init_msg: initiator: the prepared initiation payload
  * @init_len: its length including padding
+ * @resp_seq: initiator: sequence number the response starts at
  * @early: initiator: payloads that arrived before the response and may be
  *	data that overtook it; opened once the session is installed
  * @created: jiffies at creation, for timeouts
@@ -103,6 +104,7 @@ struct ftv_conn {
 	struct ftv_handshake handshake;
 	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
 	unsigned int init_len;
+	u32 resp_seq;
 	struct sk_buff_head early;
 	unsigned long created;
 	unsigned long established;

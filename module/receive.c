@@ -396,6 +396,7 @@ static void receive_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	       seg->ack == (u32)atomic_read(&conn->snd_nxt) &&
 	       (seg->flags & TCPHDR_SYN);
 	if (ours) {
+		conn->resp_seq = seg->seq + 1;
 		atomic_set(&conn->rcv_nxt, seg->seq + 1);
 		if (seg->opts.has_ts)
 			atomic_set(&conn->ts_recent, seg->opts.tsval);
@@ -425,6 +426,21 @@ static void receive_early(struct ftv_conn *conn)
 	}
 }
 
+static void hold_early(struct ftv_conn *conn, struct sk_buff *skb)
+{
+	if (skb_queue_len(&conn->early) >= FTV_EARLY_MAX) {
+		drop(&conn->peer->drops, FTV_DROP_NO_SESSION,
+		     conn->device->dev, skb);
+		return;
+	}
+	skb_queue_tail(&conn->early, skb);
+	/* The response may have been installed on another CPU meanwhile,
+	 * after it emptied the queue.
+	 */
+	if (READ_ONCE(conn->state) != FTV_CONN_HANDSHAKE_SENT)
+		receive_early(conn);
+}
+
 /* Initiator: the response arrived; finish the key exchange. */
 static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 			     const struct ftv_segment *seg)
@@ -437,6 +453,14 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_msg_resp resp;
 	bool ok;
 
+	/* The response is the first byte of the responder's stream; with
+	 * several CPUs, data it sent just after can arrive first: hold a few
+	 * such payloads until the keys are known.
+	 */
+	if (seg->seq != conn->resp_seq) {
+		hold_early(conn, skb);
+		return;
+	}
 	if (seg->payload_len < sizeof(resp) ||
 	    skb_copy_bits(skb, seg->payload_off, &resp, sizeof(resp))) {
 		drop(&peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
@@ -454,19 +478,7 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		goto out;
 	}
 	if (ftv_noise_consume_resp(peer, identity, &hs, &resp, &keys)) {
-		/* With several CPUs, data the responder sent just after its
-		 * response can arrive first: hold a few such payloads.
-		 */
-		if (skb_queue_len(&conn->early) >= FTV_EARLY_MAX) {
-			drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
-			goto out;
-		}
-		skb_queue_tail(&conn->early, skb);
-		/* The real response may have been installed on another CPU
-		 * meanwhile, after it emptied the queue.
-		 */
-		if (READ_ONCE(conn->state) != FTV_CONN_HANDSHAKE_SENT)
-			receive_early(conn);
+		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
 	ok = !ftv_conn_set_keys(conn, &keys);
