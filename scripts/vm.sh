@@ -29,8 +29,9 @@
 # to the guest. Other environment: FTV_KVM (auto, 0 or 1; default auto:
 # use KVM if a probe boot with it works), FTV_VM_CPUS (2), FTV_VM_MEMORY
 # (2G), FTV_VM_TIMEOUT (seconds for the whole boot, default 2700),
-# FTV_NO_VM=1 (run CMD on this host instead, loading the module into the
-# running kernel).
+# FTV_VM_QEMU_OPTS (more qemu options, appended last, so "-cpu qemu64"
+# overrides vng's own -cpu), FTV_NO_VM=1 (run CMD on this host instead,
+# loading the module into the running kernel).
 
 set -eu
 
@@ -96,6 +97,9 @@ vng_args=(-r "$image" --cpus "${FTV_VM_CPUS:-2}"
 	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out"
 	--qemu-opts="-chardev file,id=ftvklog,path=$out/kernel.log -device virtconsole,chardev=ftvklog"
 	--append "console=hvc0 loglevel=7")
+if [ -n "${FTV_VM_QEMU_OPTS:-}" ]; then
+	vng_args+=(--qemu-opts="$FTV_VM_QEMU_OPTS")
+fi
 
 # KVM is used only when a short probe boot with it succeeds: /dev/kvm can
 # exist and still fail in qemu (nested virtualisation without the MSRs
