@@ -9,7 +9,7 @@
 set -eu
 
 STAMP=${FTV_DEPS_STAMP:-/var/lib/ftv-deps.stamp}
-VERSION=5
+VERSION=7
 
 [ "$(cat "$STAMP" 2>/dev/null)" = "$VERSION" ] && exit 0
 
@@ -45,7 +45,8 @@ $APT install build-essential pkg-config libnl-3-dev libnl-genl-3-dev \
 	libsodium-dev python3 python3-pip python3-venv iproute2 iputils-ping \
 	iperf3 tcpdump netcat-openbsd nftables conntrack kmod procps \
 	coreutils util-linux busybox-static qemu-system-x86 xz-utils \
-	linux-source-6.1 sparse mandoc shellcheck
+	linux-source-6.1 sparse mandoc shellcheck wireguard-tools openvpn \
+	ethtool python3-matplotlib
 
 # The 6.1 kernel (bookworm) and the 6.12 kernel (bookworm-backports), side
 # by side. They are installed by their versioned names, taken from what the
