@@ -10,9 +10,20 @@
 #include "messages.h"
 
 #include <crypto/aead.h>
+#include <linux/lockdep.h>
+#include <linux/percpu.h>
 #include <linux/scatterlist.h>
 
 #define FTV_AEAD_NAME "rfc7539(chacha20,poly1305)"
+
+/*
+ * One request per CPU, big enough for the algorithm's context, so that
+ * sealing and opening allocate nothing. Every caller runs with bottom
+ * halves off (the transmit path, softirq, or a section that disabled
+ * them), so a CPU's request is never in use twice.
+ */
+enum { FTV_AEAD_REQ_SIZE = 1024 };
+static void __percpu *aead_requests;
 
 /**
  * ftv_crypto_alloc - allocate a synchronous AEAD transform holding @key
@@ -29,6 +40,14 @@ struct crypto_aead *ftv_crypto_alloc(const u8 *key)
 	tfm = crypto_alloc_aead(FTV_AEAD_NAME, 0, CRYPTO_ALG_ASYNC);
 	if (IS_ERR(tfm))
 		return tfm;
+	if (sizeof(struct aead_request) + crypto_aead_reqsize(tfm) >
+	    FTV_AEAD_REQ_SIZE) {
+		pr_err_once("%s needs %u bytes of request context\n",
+			    crypto_aead_driver_name(tfm),
+			    crypto_aead_reqsize(tfm));
+		crypto_free_aead(tfm);
+		return ERR_PTR(-EOVERFLOW);
+	}
 	ret = crypto_aead_setauthsize(tfm, FTV_TAG_SIZE);
 	if (!ret)
 		ret = crypto_aead_setkey(tfm, key, FTV_KEY_SIZE);
@@ -55,19 +74,16 @@ static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
 	struct aead_request *req;
 	struct scatterlist sg;
 	u8 iv[12] = { 0 };
-	int ret;
 
-	req = aead_request_alloc(tfm, GFP_ATOMIC);
-	if (unlikely(!req))
-		return -ENOMEM;
+	lockdep_assert_preemption_disabled();
+	req = this_cpu_ptr(aead_requests);
+	aead_request_set_tfm(req, tfm);
 	put_unaligned_le64(counter, iv + 4);
 	sg_init_one(&sg, data, max(in_len, out_len));
 	aead_request_set_callback(req, 0, NULL, NULL);
 	aead_request_set_ad(req, 0);
 	aead_request_set_crypt(req, &sg, &sg, in_len, iv);
-	ret = enc ? crypto_aead_encrypt(req) : crypto_aead_decrypt(req);
-	aead_request_free(req);
-	return ret;
+	return enc ? crypto_aead_encrypt(req) : crypto_aead_decrypt(req);
 }
 
 /**
@@ -100,4 +116,24 @@ int ftv_crypto_open(struct crypto_aead *tfm, u64 counter, u8 *data,
 	if (unlikely(sealed_len < FTV_TAG_SIZE))
 		return -EBADMSG;
 	return crypt(tfm, counter, data, sealed_len, sealed_len, false);
+}
+
+/**
+ * ftv_crypto_init - allocate the per-CPU requests
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int __init ftv_crypto_init(void)
+{
+	aead_requests = __alloc_percpu(FTV_AEAD_REQ_SIZE,
+				       __alignof__(struct aead_request));
+	return aead_requests ? 0 : -ENOMEM;
+}
+
+/**
+ * ftv_crypto_uninit - free them
+ */
+void ftv_crypto_uninit(void)
+{
+	free_percpu(aead_requests);
 }

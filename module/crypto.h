@@ -7,6 +7,8 @@
 
 struct crypto_aead;
 
+int ftv_crypto_init(void);
+void ftv_crypto_uninit(void);
 struct crypto_aead *ftv_crypto_alloc(const u8 *key);
 void ftv_crypto_free(struct crypto_aead *tfm);
 int ftv_crypto_seal(struct crypto_aead *tfm, u64 counter, u8 *data,

@@ -47,6 +47,12 @@ static struct ftv_net *ftv_net(struct net *net)
 
 static const struct device_type ftv_device_type = { .name = KBUILD_MODNAME };
 
+/* Checksums are finished and superpackets split in our transmit path,
+ * before sealing, so the stack may leave both to us.
+ */
+#define FTV_FEATURES (NETIF_F_HW_CSUM | NETIF_F_RXCSUM | NETIF_F_SG | \
+		      NETIF_F_GSO_SOFTWARE | NETIF_F_HIGHDMA)
+
 /**
  * ftv_device_is_ftv - whether @dev is an ftv device
  * @dev: any net_device
@@ -173,6 +179,28 @@ static void no_route(struct sk_buff *skb, int family)
 				0);
 }
 
+/*
+ * The stack hands us TCP superpackets (we advertise GSO) so that it makes
+ * one trip instead of dozens; each segment is sealed on its own, here on
+ * the CPU that sends.
+ */
+static void send_segments(struct ftv_peer *peer, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		DEV_STATS_INC(peer->device->dev, tx_errors);
+		kfree_skb(skb);
+		return;
+	}
+	consume_skb(skb);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		ftv_send_packet(peer, seg);
+	}
+}
+
 static netdev_tx_t ftv_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct ftv_device *fdev = netdev_priv(dev);
@@ -190,7 +218,10 @@ static netdev_tx_t ftv_xmit(struct sk_buff *skb, struct net_device *dev)
 		goto err;
 	}
 	/* skb passed on: sent or staged, and freed by whoever ends it. */
-	ftv_send_packet(peer, skb);
+	if (skb_is_gso(skb))
+		send_segments(peer, skb);
+	else
+		ftv_send_packet(peer, skb);
 	rcu_read_unlock_bh();
 	return NETDEV_TX_OK;
 
@@ -247,6 +278,9 @@ static void ftv_setup(struct net_device *dev)
 	dev->type = ARPHRD_NONE;
 	dev->flags = IFF_POINTOPOINT | IFF_NOARP;
 	dev->priv_flags |= IFF_NO_QUEUE;
+	dev->features |= FTV_FEATURES;
+	dev->hw_features |= FTV_FEATURES;
+	dev->hw_enc_features |= FTV_FEATURES;
 	ftv_compat_set_lltx(dev);
 	dev->mtu = FTV_DEFAULT_MTU;
 	dev->min_mtu = IPV4_MIN_MTU;

@@ -5,6 +5,7 @@
  */
 
 #include "allowedips.h"
+#include "crypto.h"
 #include "device.h"
 #include "faketcp.h"
 #include "netlink.h"
@@ -40,9 +41,12 @@ static int __init ftv_mod_init(void)
 	ret = ftv_noise_init();
 	if (ret)
 		goto err_allowedips;
-	ret = ftv_device_init();
+	ret = ftv_crypto_init();
 	if (ret)
 		goto err_allowedips;
+	ret = ftv_device_init();
+	if (ret)
+		goto err_crypto;
 	ret = ftv_genetlink_init();
 	if (ret)
 		goto err_device;
@@ -51,6 +55,8 @@ static int __init ftv_mod_init(void)
 
 err_device:
 	ftv_device_uninit();
+err_crypto:
+	ftv_crypto_uninit();
 err_allowedips:
 	ftv_allowedips_slab_uninit();
 	return ret;
@@ -60,6 +66,7 @@ static void __exit ftv_mod_exit(void)
 {
 	ftv_genetlink_uninit();
 	ftv_device_uninit();
+	ftv_crypto_uninit();
 	ftv_allowedips_slab_uninit();
 }
 

@@ -369,6 +369,14 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 	counter = atomic64_inc_return(&conn->send_counter) - 1;
 	if (unlikely(ftv_conn_expired(conn, counter)))
 		goto drop;
+	/* We advertise checksum offload: the inner checksum is ours to
+	 * finish before the packet is sealed.
+	 */
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		ret = skb_checksum_help(skb);
+		if (unlikely(ret))
+			goto drop;
+	}
 	ret = make_room(skb);
 	if (unlikely(ret))
 		goto drop;
