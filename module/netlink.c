@@ -178,9 +178,10 @@ static u8 peer_state(struct ftv_peer *peer)
 static int put_peer(struct sk_buff *skb, struct ftv_peer *peer)
 {
 	struct nlattr *nest = nla_nest_start(skb, FTV_A_PEER);
+	u8 psk[FTV_KEY_LEN], state;
 	struct ftv_endpoint ep;
 	time64_t handshake;
-	u8 state;
+	int ret;
 
 	if (!nest)
 		return -EMSGSIZE;
@@ -188,8 +189,13 @@ static int put_peer(struct sk_buff *skb, struct ftv_peer *peer)
 	ep = peer->endpoint;
 	handshake = peer->last_handshake;
 	state = peer_state(peer);
+	memcpy(psk, peer->preshared_key, FTV_KEY_LEN);
 	spin_unlock_bh(&peer->lock);
-	if (nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
+	ret = memchr_inv(psk, 0, FTV_KEY_LEN) ?
+	      nla_put(skb, FTV_PEER_A_PRESHARED_KEY, FTV_KEY_LEN, psk) : 0;
+	memzero_explicit(psk, sizeof(psk));
+	if (ret ||
+	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
 	    put_endpoint(skb, &ep) ||
 	    nla_put_u16(skb, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			peer->persistent_keepalive) ||
@@ -214,9 +220,12 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
 	struct ftv_identity identity;
 	int ret = 0;
 
+	/* Only CAP_NET_ADMIN gets here; showconf needs the private key. */
 	if (ftv_device_copy_identity(fdev, &identity)) {
 		ret = nla_put(skb, FTV_A_PUBLIC_KEY, FTV_KEY_LEN,
-			      identity.public_key);
+			      identity.public_key) ?:
+		      nla_put(skb, FTV_A_PRIVATE_KEY, FTV_KEY_LEN,
+			      identity.private_key);
 		memzero_explicit(&identity, sizeof(identity));
 	}
 	if (ret || nla_put_u16(skb, FTV_A_LISTEN_PORT, fdev->listen_port) ||

@@ -37,7 +37,6 @@ pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
 tmpdir
 connect_ping "$A" 10.9.0.2 || ktap_bail "no tunnel"
 pub_a=$(pubkey_of a)
-hs0=$(ftv_peer_json "$B" ftv0 "$pub_a" 'p["last_handshake"]')
 
 head -c "$((SIZE_MB * 1024 * 1024))" /dev/urandom >"$FTV_TMP/send"
 ip netns exec "$B" nc -l "$TCP_PORT" >"$FTV_TMP/recv" &
@@ -77,8 +76,10 @@ if [ "${sent:-0}" -ge "$FORGED" ]; then
 else
 	ktap_fail "$FORGED forged initiations sent (only ${sent:-0})"
 fi
-ktap_eq "A's session was not disturbed" "$hs0" \
-	"$(ftv_peer_json "$B" ftv0 "$pub_a" 'p["last_handshake"]')"
+# The forgeries must not reach A's session at all. (Whether A renews it
+# during the run depends on the machine's load, via dead-path detection.)
+ktap_eq "no forgery reached A's session on B (its drops stay 0)" 0 \
+	"$(ftv_peer_json "$B" ftv0 "$pub_a" 'sum(p["drops"].values())')"
 
 counted()
 {

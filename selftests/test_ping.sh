@@ -134,8 +134,10 @@ else
 fi
 
 # The key strings themselves must appear nowhere ("private key: (hidden)"
-# in the text output is fine), the JSON has no private key field, and the
-# kernel's own dump carries no FTV_A_PRIVATE_KEY.
+# in the text output is fine) and the JSON has no private key field. (The
+# kernel returns keys to CAP_NET_ADMIN callers, as WireGuard does, so that
+# showconf can print a configuration; test_netlink checks that nobody else
+# may dump.)
 leak=0
 for ns in "$A" "$B"; do
 	for args in "show ftv0" "show ftv0 --json" "show all" "show all --json"; do
@@ -152,10 +154,6 @@ for ns in "$A" "$B"; do
 			leak=1
 		fi
 	done
-	if ftvnl_in "$ns" --dump get_device ifname=ftv0 | grep -q "private_key:"; then
-		ktap_diag "the kernel's GET_DEVICE dump carries a private key"
-		leak=1
-	fi
 done
 ktap_result "no private key in ftvctl show output" "$leak"
 

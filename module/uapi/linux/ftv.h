@@ -10,8 +10,11 @@
  *   every ftv device in the caller's network namespace is dumped.
  *   Reply: one or more messages per device. The first carries the device
  *   attributes (FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_PUBLIC_KEY,
- *   FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_DROPS); each carries a slice of
- *   FTV_A_PEERS. Userspace merges messages with the same FTV_A_IFINDEX.
+ *   FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_DROPS, and FTV_A_PRIVATE_KEY when
+ *   set); each carries a slice of FTV_A_PEERS. Userspace merges messages
+ *   with the same FTV_A_IFINDEX. Like every command this needs
+ *   CAP_NET_ADMIN, which is why keys may be returned (for showconf);
+ *   ftvctl show never prints them.
  *
  * FTV_CMD_SET_DEVICE
  *   FTV_A_IFINDEX or FTV_A_IFNAME, then any of FTV_A_PRIVATE_KEY (32 bytes,
@@ -68,7 +71,7 @@ enum ftv_device_attr {
 	FTV_A_UNSPEC,
 	FTV_A_IFINDEX,		/* u32 */
 	FTV_A_IFNAME,		/* string, < IFNAMSIZ */
-	FTV_A_PRIVATE_KEY,	/* binary, FTV_KEY_LEN; set only */
+	FTV_A_PRIVATE_KEY,	/* binary, FTV_KEY_LEN */
 	FTV_A_PUBLIC_KEY,	/* binary, FTV_KEY_LEN; get only */
 	FTV_A_LISTEN_PORT,	/* u16, host order; 0 = none */
 	FTV_A_FWMARK,		/* u32; 0 = none */
@@ -114,7 +117,7 @@ enum ftv_peer_state {
 enum ftv_peer_attr {
 	FTV_PEER_A_UNSPEC,
 	FTV_PEER_A_PUBLIC_KEY,		/* binary, FTV_KEY_LEN */
-	FTV_PEER_A_PRESHARED_KEY,	/* binary, FTV_KEY_LEN; set only */
+	FTV_PEER_A_PRESHARED_KEY,	/* binary, FTV_KEY_LEN */
 	FTV_PEER_A_FLAGS,		/* u32, enum ftv_peer_flag; set only */
 	FTV_PEER_A_ENDPOINT_IPV4,	/* binary, 4 bytes, network order */
 	FTV_PEER_A_ENDPOINT_IPV6,	/* binary, 16 bytes, network order */
