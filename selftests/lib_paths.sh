@@ -1,0 +1,280 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the selftests that put a real path between the two ends of
+# the tunnel (test_nat.sh, test_rst.sh, test_outage.sh, test_roam.sh,
+# test_mtu.sh, test_lossy.sh, test_tshark.sh and their variants). Sourced
+# after lib.sh, whose helpers it uses; lib.sh itself is shared by every
+# test and stays as it is.
+#
+# The three-namespace path, set up by paths_topology:
+#
+#   ns C (client, initiator)    ns R (router)                 ns S (server, responder)
+#   +----------------------+   +-------------------------+   +----------------------+
+#   | ftv0 10.9.0.1        |   |   forwards v4 and v6    |   | ftv0 10.9.0.2 :51820 |
+#   |      fd09::1         |   |                         |   |      fd09::2         |
+#   | veth0 192.168.10.2   |---| vethc 192.168.10.1      |   |                      |
+#   |       fd10::2        |   |       fd10::1           |   |                      |
+#   |                      |   | veths 198.51.100.1      |---| veth0 198.51.100.2   |
+#   |                      |   |       2001:db8:100::1   |   |   2001:db8:100::2    |
+#   +----------------------+   +-------------------------+   +----------------------+
+#
+# C's default routes lead through R, so do S's (needed only when R does
+# not translate). On top of it:
+#   paths_nat                 R masquerades what leaves through veths (v4
+#                             and v6), as a home router or a CGNAT does
+#   paths_strict_router       R drops "ct state invalid" in forward and
+#                             does not pick up connections mid-stream
+#                             (nf_conntrack_tcp_loose=0)
+#   paths_strict_endpoints    C and S drop "ct state invalid" in input and
+#                             output
+#   paths_ftv                 ftv0 on C and S; C knows S's endpoint
+# Every drop rule counts what it drops: paths_invalid_drops reads them.
+
+# shellcheck disable=SC2034 # the variables are for the sourcing test
+C_LAN4=192.168.10.2
+R_LAN4=192.168.10.1
+C_LAN6=fd10::2
+R_LAN6=fd10::1
+R_PUB4=198.51.100.1
+S_PUB4=198.51.100.2
+R_PUB6=2001:db8:100::1
+S_PUB6=2001:db8:100::2
+
+# paths_topology : namespaces C, R and S as drawn above; sets $C, $R, $S
+paths_topology()
+{
+	ns_create C R S || return 1
+	veth_pair "$C" veth0 "$R" vethc || return 1
+	veth_pair "$R" veths "$S" veth0 || return 1
+	ip -n "$C" addr add "$C_LAN4/24" dev veth0 || return 1
+	ip -n "$R" addr add "$R_LAN4/24" dev vethc || return 1
+	ip -n "$R" addr add "$R_PUB4/24" dev veths || return 1
+	ip -n "$S" addr add "$S_PUB4/24" dev veth0 || return 1
+	ip -n "$C" -6 addr add "$C_LAN6/64" dev veth0 nodad || return 1
+	ip -n "$R" -6 addr add "$R_LAN6/64" dev vethc nodad || return 1
+	ip -n "$R" -6 addr add "$R_PUB6/64" dev veths nodad || return 1
+	ip -n "$S" -6 addr add "$S_PUB6/64" dev veth0 nodad || return 1
+	nsx "$R" sysctl -qw net.ipv4.ip_forward=1 || return 1
+	nsx "$R" sysctl -qw net.ipv6.conf.all.forwarding=1 || return 1
+	ip -n "$C" route add default via "$R_LAN4" || return 1
+	ip -n "$C" -6 route add default via "$R_LAN6" || return 1
+	ip -n "$S" route add default via "$R_PUB4" || return 1
+	ip -n "$S" -6 route add default via "$R_PUB6"
+}
+
+# paths_endpoint [4|6] : S's ftv endpoint as C dials it
+paths_endpoint()
+{
+	if [ "${1:-4}" = 6 ]; then
+		echo "[$S_PUB6]:$FTV_PORT"
+	else
+		echo "$S_PUB4:$FTV_PORT"
+	fi
+}
+
+# paths_nat : R masquerades everything that leaves through veths
+paths_nat()
+{
+	nsx "$R" nft -f - <<'NFT'
+table inet nat {
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "veths" masquerade
+	}
+}
+NFT
+}
+
+# paths_strict_router : R forwards only what its conntrack finds valid,
+# and a connection it has no state for is invalid unless it starts with a
+# SYN (no mid-stream pick-up).
+paths_strict_router()
+{
+	nsx "$R" nft -f - <<'NFT' || return 1
+table inet firewall {
+	chain forward_filter {
+		type filter hook forward priority filter; policy accept;
+		ct state invalid counter drop
+	}
+}
+NFT
+	# The sysctl exists once nft's ct expression has loaded conntrack.
+	nsx "$R" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+}
+
+# paths_strict_endpoints NS... : drop "ct state invalid" in input and
+# output. A counter beside each counts the segments on ftv's listen port
+# that leave untracked, as the module sends them.
+paths_strict_endpoints()
+{
+	local ns
+
+	for ns in "$@"; do
+		nsx "$ns" nft -f - <<NFT || return 1
+table inet firewall {
+	chain input_filter {
+		type filter hook input priority filter; policy accept;
+		ct state invalid counter drop
+	}
+	chain output_filter {
+		type filter hook output priority filter; policy accept;
+		ct state invalid counter drop
+		tcp sport $FTV_PORT ct state untracked counter
+		tcp dport $FTV_PORT ct state untracked counter
+	}
+}
+NFT
+	done
+}
+
+# paths_invalid_drops NS : packets dropped by NS's "ct state invalid" rules
+paths_invalid_drops()
+{
+	nsx "$1" nft list table inet firewall 2>/dev/null |
+		awk '/ct state invalid counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+
+# paths_untracked NS : ftv segments NS sent untracked (paths_strict_endpoints)
+paths_untracked()
+{
+	nsx "$1" nft list table inet firewall 2>/dev/null |
+		awk '/ct state untracked counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+
+# paths_ftv [4|6] : ftv0 on C (10.9.0.1, fd09::1) and S (10.9.0.2,
+# fd09::2), keys c and s. S listens on $FTV_PORT and has no endpoint for
+# C; C has no listen port and dials S over the underlay family given.
+# $KEEPALIVE, if set, is C's persistent keepalive.
+paths_ftv()
+{
+	ftv_keypair c && ftv_keypair s || return 1
+	ftv_dev "$C" 1 && ftv_dev "$S" 2 || return 1
+	nsx "$C" "$FTVCTL" set ftv0 private-key "$FTV_TMP/c.key" || return 1
+	paths_ftv_server || return 1
+	# shellcheck disable=SC2046 # no option, or two words
+	nsx "$C" "$FTVCTL" peer add ftv0 "$(pubkey_of s)" \
+		endpoint "$(paths_endpoint "${1:-4}")" \
+		allowed-ips 10.9.0.2/32,fd09::2/128 \
+		$([ -n "${KEEPALIVE:-}" ] && echo persistent-keepalive "$KEEPALIVE")
+}
+
+# paths_ftv_server : S's side of paths_ftv alone, on an existing ftv0 (to
+# bring a server back with the same keys)
+paths_ftv_server()
+{
+	nsx "$S" "$FTVCTL" set ftv0 private-key "$FTV_TMP/s.key" \
+		listen-port "$FTV_PORT" || return 1
+	nsx "$S" "$FTVCTL" peer add ftv0 "$(pubkey_of c)" \
+		allowed-ips 10.9.0.1/32,fd09::1/128
+}
+
+# paths_client_ports MARK : local ports of the connections C opened since
+# MARK (kmsg_mark), oldest first; C's connections are those whose remote
+# port is S's listen port.
+paths_client_ports()
+{
+	dmesg_since "$1" |
+		sed -n "s/.*connection \([0-9]*\):$FTV_PORT created.*/\1/p"
+}
+
+# paths_endpoint_of NS DEV PUBKEY : the peer's current endpoint
+paths_endpoint_of()
+{
+	ftv_peer_json "$1" "$2" "$3" 'p["endpoint"]'
+}
+
+# netem NS DEV ARGS... : replace DEV's root qdisc with netem ARGS
+netem()
+{
+	local ns=$1 dev=$2
+	shift 2
+	nsx "$ns" tc qdisc replace dev "$dev" root netem "$@"
+}
+
+# netem_off NS DEV
+netem_off()
+{
+	nsx "$1" tc qdisc del dev "$2" root 2>/dev/null
+	return 0
+}
+
+# transfer FROM TO ADDR PORT FILE [TIMEOUT] : send FILE from namespace
+# FROM to a listener in TO on ADDR:PORT over TCP (nc), and compare sha256
+# on both ends. Prints a diagnostic line; returns 0 if the bytes arrived
+# intact. The receiver hashes as it reads, so nothing big is stored twice.
+transfer()
+{
+	local from=$1 to=$2 addr=$3 port=$4 file=$5 limit=${6:-300}
+	local want got rpid start end fam=-4 out
+
+	[[ "$addr" == *:* ]] && fam=-6
+	tmpdir
+	out=$(mktemp "$FTV_TMP/recv.XXXXXX")
+	want=$(sha256sum <"$file" | cut -d' ' -f1)
+	# Not through nsx, so that $! is the receiving shell.
+	ip netns exec "$to" sh -c "nc $fam -l $port | sha256sum" >"$out" &
+	rpid=$!
+	bg_track "$rpid"
+	if ! wait_for 10 transfer_listening "$to" "$port"; then
+		ktap_diag "transfer: nothing listens on port $port"
+		return 1
+	fi
+	start=$EPOCHREALTIME
+	nsx "$from" timeout "$limit" nc -N "$addr" "$port" <"$file"
+	if ! wait_for 30 transfer_done "$rpid"; then
+		ktap_diag "transfer: the receiver did not see the end of the stream"
+		kill "$rpid" 2>/dev/null
+	fi
+	end=$EPOCHREALTIME
+	wait "$rpid" 2>/dev/null
+	got=$(cut -d' ' -f1 <"$out")
+	if [ "$want" != "$got" ]; then
+		ktap_diag "transfer: sha256 sent $want, received ${got:-nothing}"
+		return 1
+	fi
+	ktap_diag "$(awk -v b="$(stat -c %s "$file")" -v s="$start" -v e="$end" \
+		'BEGIN { printf "%.1f MB in %.1f s, %.1f Mbit/s (emulated CPU: not a benchmark)", b / 1048576, e - s, b * 8 / (e - s) / 1e6 }')"
+}
+
+transfer_listening()
+{
+	nsx "$1" ss -Hltn "sport = :$2" | grep -q .
+}
+
+transfer_done()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
+# random_file NAME MB : $FTV_TMP/NAME with MB MiB of random bytes
+random_file()
+{
+	tmpdir
+	head -c "$(($2 * 1024 * 1024))" /dev/urandom >"$FTV_TMP/$1"
+}
+
+# bg_ping NS ADDR NAME : ping ADDR from NS every 0.2 s in the background,
+# output in $FTV_TMP/ping.NAME, until bg_ping_stop NAME
+declare -A BG_PING_PIDS
+bg_ping()
+{
+	tmpdir
+	# Not through nsx, so that $! is ping itself.
+	ip netns exec "$1" ping -n -i 0.2 -W 1 "$2" >"$FTV_TMP/ping.$3" 2>&1 &
+	BG_PING_PIDS[$3]=$!
+	bg_track "$!"
+}
+
+# bg_ping_stop NAME : stop it (in this shell, not in a $(...), so that it
+# can be waited for); sets PING_SENT and PING_GOT from its summary
+bg_ping_stop()
+{
+	local pid=${BG_PING_PIDS[$1]} counts
+
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	counts=$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' \
+		"$FTV_TMP/ping.$1")
+	read -r PING_SENT PING_GOT <<<"${counts:-0 0}"
+}
