@@ -9,7 +9,7 @@
 set -eu
 
 STAMP=${FTV_DEPS_STAMP:-/var/lib/ftv-deps.stamp}
-VERSION=8
+VERSION=9
 
 [ "$(cat "$STAMP" 2>/dev/null)" = "$VERSION" ] && exit 0
 
@@ -46,7 +46,7 @@ $APT install build-essential pkg-config libnl-3-dev libnl-genl-3-dev \
 	iperf3 tcpdump netcat-openbsd nftables conntrack kmod procps \
 	coreutils util-linux busybox-static qemu-system-x86 xz-utils \
 	linux-source-6.1 sparse mandoc shellcheck wireguard-tools openvpn \
-	ethtool python3-matplotlib clang libclang-rt-14-dev
+	ethtool python3-matplotlib clang libclang-rt-14-dev tshark
 
 # The 6.1 kernel (bookworm) and the 6.12 kernel (bookworm-backports), side
 # by side. They are installed by their versioned names, taken from what the
