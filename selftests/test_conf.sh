@@ -22,7 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 15
+ktap_plan 16
 ftv_require
 
 # Sessions are renewed after rekey_after_seconds (120 s by default), which
@@ -80,6 +80,7 @@ cat >>"$FTV_TMP/b+c.conf" <<EOF
 
 [Peer]
 PublicKey = $(pubkey_of c)
+PresharedKey = $("$FTVCTL" genpsk | tee "$FTV_TMP/c.psk")
 AllowedIPs = 10.9.0.3/32, fd09::3/128
 EOF
 
@@ -185,6 +186,15 @@ else
 fi
 same_session "... and A's session on B is untouched" \
 	"$before_b" "$(session "$B" "$(pubkey_of a)")"
+
+psk=$(cat "$FTV_TMP/c.psk")
+if nsx "$B" "$FTVCTL" showconf ftv0 | grep -qxF "PresharedKey = $psk" &&
+   ! nsx "$B" "$FTVCTL" show ftv0 | grep -qF "$psk" &&
+   ! nsx "$B" "$FTVCTL" show ftv0 --json | grep -qF "$psk"; then
+	ktap_ok "peer c's pre-shared key: in showconf, never in show"
+else
+	ktap_fail "peer c's pre-shared key: in showconf, never in show"
+fi
 
 # A session whose data goes unanswered is declared dead after 5 s and
 # replaced: give that time to happen before looking.
