@@ -6,7 +6,6 @@
  * go through the same parsers as the command line's, so they are spelled
  * the same way in both places.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,17 +123,6 @@ static const char *const section_names[] = {
 	[SECTION_INTERFACE] = "[Interface]",
 	[SECTION_PEER] = "[Peer]",
 };
-
-static char *trim(char *s)
-{
-	char *end = s + strlen(s);
-
-	while (isspace((unsigned char)*s))
-		s++;
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
 
 static bool is_quick_key(const char *name)
 {

@@ -245,17 +245,6 @@ static const char *prefix_from_string(struct allowedip *ip, const char *token)
 	return NULL;
 }
 
-static char *trim(char *s)
-{
-	char *end = s + strlen(s);
-
-	while (isspace((unsigned char)*s))
-		s++;
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
 static bool add_allowedip(struct peer *peer, const char *token)
 {
 	struct allowedip *ip = calloc(1, sizeof(*ip));

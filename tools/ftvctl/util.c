@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,4 +48,15 @@ void error_location_set(const char *file, unsigned int line)
 {
 	error_file = file;
 	error_line = line;
+}
+
+char *trim(char *s)
+{
+	char *end = s + strlen(s);
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
 }

@@ -24,4 +24,7 @@ void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* @file NULL: messages no longer name a place. */
 void error_location_set(const char *file, unsigned int line);
 
+/* Cuts the blanks off both ends of @s, in place; returns its new start. */
+char *trim(char *s);
+
 #endif

@@ -15,37 +15,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 QUICK=$HERE/../ftv-quick
 TOOLS=$HERE/../..
 CONFIG_TEST=${1:-$TOOLS/ftvctl/tests/config-test}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=$((failed + 1))
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
+# shellcheck source-path=SCRIPTDIR source=../../tap.sh
+. "$TOOLS/tap.sh"
 
 # refused DESCRIPTION PATTERN ARGS... : ftv-quick ARGS exits 1 and says so
 refused() {
-	local what=$1 pattern=$2 rc=0
+	local what=$1 pattern=$2
 	shift 2
-	"$QUICK" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
-	if [ "$rc" = 1 ] && grep -q -- "$pattern" "$TMP/err"; then
-		result 0 "$what"
-	else
-		echo "# rc=$rc, stderr: $(cat "$TMP/err")"
-		result 1 "$what"
-	fi
+	fails "$what" "$pattern" "$QUICK" "$@"
 }
 
 echo "TAP version 13"
@@ -203,6 +180,4 @@ else
 	skip "bash completion: commands and options" "no bash-completion"
 fi
 
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" = 0 ]
+tap_done

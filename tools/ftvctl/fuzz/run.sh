@@ -12,27 +12,14 @@ cd "$(dirname "$0")/.." || exit 1
 SECONDS_MAX=${1:-${FTV_FUZZ_TIME:-30}}
 MAKE=${MAKE:-make}
 FUZZER=fuzz/config-fuzz
-n=0
-failed=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=../../tap.sh
+. ../tap.sh
 
 echo "TAP version 13"
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
 	echo "1..0 # SKIP ${FUZZ_CC:-clang} is not installed (scripts/deps.sh installs it)"
 	exit 0
 fi
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 
 if $MAKE --no-print-directory -s "$FUZZER" >"$TMP/build" 2>&1; then
 	result 0 "fuzz: the harness builds (clang, libFuzzer, ASan, UBSan)"
@@ -66,5 +53,4 @@ if [ -x "$FUZZER" ] && [ "$failed" = 0 ]; then
 	fi
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_done

@@ -9,32 +9,14 @@ set -u
 
 FTVCTL=${1:-./ftvctl}
 HERE=$(dirname "$0")
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=../../tap.sh
+. "$HERE/../../tap.sh"
 
 # expect_fail DESCRIPTION STDERR-PATTERN -- ARGS...: exit 1, message matches
 expect_fail() {
-	local what=$1 pattern=$2 rc=0
+	local what=$1 pattern=$2
 	shift 3
-	"$FTVCTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
-	if [ "$rc" = 1 ] && grep -q -- "$pattern" "$TMP/err"; then
-		result 0 "$what"
-	else
-		echo "# rc=$rc, stderr: $(cat "$TMP/err")"
-		result 1 "$what"
-	fi
+	fails "$what" "$pattern" "$FTVCTL" "$@"
 }
 
 echo "TAP version 13"
@@ -66,7 +48,7 @@ sys.exit(base64.b64encode(raw).decode() != sys.argv[2])
 PY
 	result $? "pubkey: agrees with python-cryptography"
 else
-	n=$((n + 1)); echo "ok $n pubkey: agrees with python-cryptography # SKIP no module"
+	skip "pubkey: agrees with python-cryptography" "no module"
 fi
 
 psk=$("$FTVCTL" genpsk)
@@ -119,7 +101,7 @@ expect_fail "peer: a bad pre-shared key file is named" "$TMP/bad.key" \
 	-- peer add ftv0 "$alice_pub" preshared-key "$TMP/bad.key"
 
 if [ -d /sys/module/ftv ]; then
-	n=$((n + 1)); echo "ok $n not loaded: message # SKIP the module is loaded"
+	skip "not loaded: message" "the module is loaded"
 else
 	expect_fail "module not loaded: said so" "the ftv kernel module is not loaded" -- show
 	echo "$alice_priv" >"$TMP/alice.key"
@@ -195,6 +177,4 @@ assert ev[3]["interface"] == "ftv\"0"
 	result $? "monitor --json: one object per line, in the documented shape"
 fi
 
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" = 0 ]
+tap_done

@@ -12,20 +12,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FTVCTL=${1:-$HERE/../ftvctl}
 CONF=$HERE/conf
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=../../tap.sh
+. "$HERE/../../tap.sh"
 
 # Keys of tests/conf/server.conf
 SERVER_PRIV=dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=
@@ -38,15 +26,8 @@ NEW=MDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk8=
 # refused DESCRIPTION PATTERN : $TMP/bad.conf (from stdin) is refused by
 # the parser with a message matching PATTERN
 refused() {
-	local what=$1 pattern=$2 rc=0
 	cat >"$TMP/bad.conf"
-	"$HERE/config-test" "$TMP/bad.conf" >/dev/null 2>"$TMP/err" || rc=$?
-	if [ "$rc" = 1 ] && grep -q -- "$pattern" "$TMP/err"; then
-		result 0 "$what"
-	else
-		echo "# rc=$rc, stderr: $(cat "$TMP/err")"
-		result 1 "$what"
-	fi
+	fails "$1" "$2" "$HERE/config-test" "$TMP/bad.conf"
 }
 
 # requests DESCRIPTION EXPECTED ARGS... : sync-test ARGS prints EXPECTED
@@ -181,7 +162,7 @@ grep -q "Usage: ftvctl setconf <interface> <configuration file>" "$TMP/err"
 result $? "setconf: usage without a file"
 
 if [ -d /sys/module/ftv ]; then
-	n=$((n + 1)); echo "ok $n setconf: a valid file gets as far as the kernel # SKIP the module is loaded"
+	skip "setconf: a valid file gets as far as the kernel" "the module is loaded"
 else
 	"$FTVCTL" setconf ftv0 "$CONF/server.conf" 2>"$TMP/err" && false
 	grep -q "not loaded" "$TMP/err"
@@ -268,6 +249,4 @@ set_peer key=3p7bfXt9 endpoint=192.0.2.7:443 replace-ips ips=10.9.0.2/32
 set_peer key=EBESExQV replace-ips ips=10.9.0.3/32,192.168.3.0/24,fd09::2/128" \
 	syncconf "$CONF/server.conf" "$TMP/moved.conf"
 
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" = 0 ]
+tap_done
