@@ -9,8 +9,8 @@
 #define FTVCTL_CONTAINERS_H
 
 #include <net/if.h>
-#include <stdbool.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
