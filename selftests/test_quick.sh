@@ -34,7 +34,7 @@ QUICK=${FTV_QUICK:-$FTV_ROOT/tools/ftv-quick/ftv-quick}
 PATH=$(dirname "$FTVCTL"):$PATH
 export PATH
 
-ktap_plan 24
+ktap_plan 26
 ftv_require
 [ -x "$QUICK" ] || ktap_bail "ftv-quick not found at $QUICK"
 
@@ -143,6 +143,17 @@ else
 	ktap_check "up: refused when the interface exists" \
 		grep -q "ftvq0 already exists" "$FTV_TMP/quick.log"
 fi
+
+# save writes the running state back over the file, ftv-quick's keys and
+# all: stripped of them, it is what ftvctl showconf prints.
+quick_check "save: the server's configuration written back" \
+	"$B" save "$FTV_TMP/b/ftvq0.conf"
+ktap_check "save: addresses kept, the rest is showconf" bash -c "
+	grep -qx 'Address = 10.9.0.1/24' '$FTV_TMP/b/ftvq0.conf' &&
+	grep -qx 'Address = fd09::1/64' '$FTV_TMP/b/ftvq0.conf' &&
+	[ \"\$(ip netns exec '$B' '$QUICK' strip '$FTV_TMP/b/ftvq0.conf')\" = \
+	  \"\$(ip netns exec '$B' '$FTVCTL' showconf ftvq0)\" ]" ||
+	ktap_diag <"$FTV_TMP/b/ftvq0.conf"
 
 quick_check "down: the client" "$A" down "$FTV_TMP/a/ftvq0.conf"
 ktap_check "down: interface, addresses and routes gone" gone "$A"
