@@ -8,6 +8,8 @@
 #   make check [KVER=6.12 | FTV_KERNEL=6.12] [TEST_PROGS="test_ping.sh"]
 #                                   selftests in a VM (default: Debian's 6.1)
 #   make demo                       two namespaces talking through ftv, in a VM
+#   make bench [BENCH_QUICK=1]      ftv beside veth, WireGuard and OpenVPN, in a
+#                                   VM; table and chart in bench/results/
 #   make check-style                checkpatch --strict, kernel-doc, shellcheck
 #   make clean
 #
@@ -39,7 +41,7 @@ MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/
 CHECKPATCH_COMPAT := module/compat.h
 SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
 
-.PHONY: all module tools clean install check demo check-style
+.PHONY: all module tools clean install check demo bench check-style
 
 all: module tools
 
@@ -70,6 +72,11 @@ check:
 
 demo:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh demo
+
+# scripts/bench.sh reads the BENCH_* variables (given here or in the
+# environment); it measures and reports, and never fails on a number.
+bench:
+	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/bench.sh
 
 # checkpatch.pl comes from Debian's linux-source-6.1; only the three files
 # it needs are unpacked, once.

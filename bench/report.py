@@ -1,0 +1,529 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Figures, table and chart from what scripts/bench-guest.sh recorded.
+
+    bench/report.py report OUTDIR RESULTS-DIR NAME
+        reads OUTDIR/samples.jsonl, OUTDIR/logs/*.json (iperf3 -J),
+        OUTDIR/guest/ and OUTDIR/host/; writes RESULTS-DIR/NAME.md,
+        NAME.json (medians, ratios and every raw sample), NAME.png and
+        timestamped copies; prints the table and the ratios.
+    bench/report.py summary IPERF-JSON
+        one line for the guest's log.
+
+Derived figures, per sample:
+  mbps        iperf3's receiver throughput (TCP: end.sum_received)
+  cpu_s_per_gb  non-idle jiffies of the whole VM (user + nice + system +
+              irq + softirq, both ends of the test) from just before the
+              run to its end, in CPU seconds, per 10^9 bytes the receiving
+              device counted over the same time
+  busy        the same jiffies as a fraction of all the VM's CPU time
+  kpps        packets the receiving device counted per second while the
+              traffic flowed (pps test)
+Each cell is the median over the repeats; the +- is half the range.
+Nothing here is a pass or a fail: targets are reported, not asserted.
+"""
+
+import datetime
+import json
+import os
+import shutil
+import statistics
+import sys
+
+USER_HZ = os.sysconf("SC_CLK_TCK")
+
+CONFIGS = [
+    ("veth", "veth"),
+    ("veth-nooffload", "veth, offloads off"),
+    ("wireguard", "WireGuard"),
+    ("ftv", "ftv"),
+    ("openvpn-tcp", "OpenVPN over TCP"),
+]
+LOSSES = ["0", "0.1", "0.5", "1", "5"]
+
+# (test, metric, label, unit)
+ROWS = [
+    ("tcp1_fwd", "mbps", "1 TCP stream A→B", "Mbit/s"),
+    ("tcp1_rev", "mbps", "1 TCP stream B→A", "Mbit/s"),
+    ("tcp4_fwd", "mbps", "4 TCP streams A→B", "Mbit/s"),
+    ("tcp4_rev", "mbps", "4 TCP streams B→A", "Mbit/s"),
+    ("pps", "kpps", "64-byte UDP received", "kpps"),
+    ("tcp1_fwd", "cpu_s_per_gb", "CPU per GB, 1 stream A→B", "CPU-s/GB"),
+    ("tcp4_fwd", "cpu_s_per_gb", "CPU per GB, 4 streams A→B", "CPU-s/GB"),
+] + [("loss_" + x, "mbps", f"10 ms delay, {x} % loss", "Mbit/s")
+     for x in LOSSES] + [
+    ("kept_1", "frac", "kept at 1 % loss (÷ 0 %)", "fraction"),
+]
+
+NONIDLE = (0, 1, 2, 5, 6)  # user nice system irq softirq in /proc/stat
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def iperf_figures(j):
+    """Throughput and friends from iperf3 -J output, or {} if it failed."""
+    if not j or "end" not in j or j.get("error"):
+        return {}
+    end = j["end"]
+    fig = {}
+    if "sum_received" in end:
+        fig["mbps"] = end["sum_received"]["bits_per_second"] / 1e6
+        fig["retransmits"] = end.get("sum_sent", {}).get("retransmits")
+    elif "sum" in end:
+        s = end["sum"]
+        fig["mbps"] = s.get("bits_per_second", 0) / 1e6
+        fig["udp_sent_packets"] = s.get("packets")
+        fig["udp_lost_percent"] = s.get("lost_percent")
+    return fig
+
+
+def series_figures(series):
+    """CPU per GB, busy fraction and packet rate from the sampled counters.
+
+    Each point is [time, user, nice, system, idle, iowait, irq, softirq,
+    steal, rx_bytes, rx_packets]. CPU and bytes are taken over the whole
+    run (start-up and slow start cost both, in proportion); the packet
+    rate over the half-second intervals that carried traffic, less the
+    first and the last, which the run only partly covers.
+    """
+    if not series or len(series) < 2:
+        return {}
+    first, last = series[0], series[-1]
+    cpu = sum(last[1 + i] - first[1 + i] for i in NONIDLE)
+    total = sum(last[i] - first[i] for i in range(1, 9))
+    dbytes = last[9] - first[9]
+    fig = {"run_s": last[0] - first[0],
+           "busy": cpu / total if total > 0 else None}
+    if dbytes > 0:
+        fig["cpu_s_per_gb"] = cpu / USER_HZ / (dbytes / 1e9)
+    rates = [((b[10] - a[10]) / (b[0] - a[0]), a, b)
+             for a, b in zip(series, series[1:]) if b[0] > a[0]]
+    peak = max((r for r, _, _ in rates), default=0)
+    busy = [i for i, (r, _, _) in enumerate(rates) if r > peak / 10]
+    if peak > 0:
+        lo, hi = busy[0], busy[-1]
+        if hi - lo >= 2:
+            lo, hi = lo + 1, hi - 1
+        a, b = rates[lo][1], rates[hi][2]
+        fig["kpps"] = (b[10] - a[10]) / (b[0] - a[0]) / 1e3
+    return fig
+
+
+def summary(path):
+    j = load_json(path)
+    fig = iperf_figures(j)
+    if not fig:
+        err = (j or {}).get("error", "no output")
+        return f"failed: {err}"
+    line = f"{fig['mbps']:.1f} Mbit/s"
+    if fig.get("retransmits") is not None:
+        line += f", {fig['retransmits']} retransmits"
+    if fig.get("udp_sent_packets") is not None:
+        line += f", {fig['udp_sent_packets']} datagrams sent"
+    return line
+
+
+def read_text(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def crypto_drivers(text):
+    """name -> "driver (module)" for the ChaCha20/Poly1305 entries."""
+    out = {}
+    for block in text.split("\n\n"):
+        kv = {}
+        for line in block.splitlines():
+            k, _, v = line.partition(":")
+            kv[k.strip()] = v.strip()
+        name = kv.get("name", "")
+        if any(x in name for x in ("chacha", "poly1305", "rfc7539")):
+            out.setdefault(name, []).append(
+                f"{kv.get('driver')} ({kv.get('module')})")
+    return {k: sorted(set(v)) for k, v in sorted(out.items())}
+
+
+def load_samples(outdir):
+    samples = []
+    with open(os.path.join(outdir, "samples.jsonl")) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            s = json.loads(line)
+            if s.get("iperf"):
+                s.update(iperf_figures(
+                    load_json(os.path.join(outdir, s["iperf"]))))
+            s.update(series_figures(s.get("series")))
+            if s["test"] != "pps":
+                s.pop("kpps", None)
+            samples.append(s)
+    # kept_1: within each repeat, 1 % loss throughput over 0 % loss
+    by = {(s["repeat"], s["config"], s["test"]): s for s in samples}
+    for (r, cfg, test), s in list(by.items()):
+        if test != "loss_0" or not s.get("mbps"):
+            continue
+        one = by.get((r, cfg, "loss_1"))
+        if one and one.get("mbps") is not None:
+            samples.append({"repeat": r, "config": cfg, "test": "kept_1",
+                            "frac": one["mbps"] / s["mbps"]})
+    return samples
+
+
+def medians(samples):
+    vals = {}
+    for s in samples:
+        for metric in ("mbps", "kpps", "cpu_s_per_gb", "frac", "busy",
+                       "retransmits"):
+            v = s.get(metric)
+            if v is not None:
+                vals.setdefault((s["config"], s["test"], metric), []).append(v)
+    return {k: {"median": statistics.median(v), "min": min(v), "max": max(v),
+                "n": len(v)} for k, v in vals.items()}
+
+
+def host_meta(outdir):
+    h = os.path.join(outdir, "host")
+    meta = {k: read_text(os.path.join(h, k)) for k in (
+        "date", "command", "git", "module-changes", "cpu-model", "qemu",
+        "qemu-cpu", "other-vms-start", "loadavg-start", "loadavg-end")}
+    l1 = []
+    for line in read_text(os.path.join(h, "load-samples")).splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            l1.append(float(parts[1]))
+    meta["load1_max"] = max(l1) if l1 else None
+    meta["load1_mean"] = round(statistics.mean(l1), 2) if l1 else None
+    return meta
+
+
+def guest_meta(outdir):
+    g = os.path.join(outdir, "guest")
+    meta = {k: read_text(os.path.join(g, k)) for k in (
+        "kernel", "cpu-model", "cpu-flags", "nproc", "loadavg-start",
+        "loadavg-end", "iperf3-version", "ftv-version", "ftv-srcversion")}
+    params = read_text(os.path.join(g, "parameters")).split()
+    keys = ("repeats", "tcp_seconds", "omit_seconds", "loss_seconds",
+            "pps_seconds", "delay")
+    meta["parameters"] = dict(zip(keys, params))
+    meta["crypto"] = crypto_drivers(read_text(os.path.join(g, "crypto")))
+    meta["crypto_modules"] = sorted(
+        line.split()[0]
+        for line in read_text(os.path.join(g, "lsmod")).splitlines()[1:]
+        if any(x in line.split()[0] for x in ("chacha", "poly", "curve")))
+    for cfg, _ in CONFIGS:
+        link = read_text(os.path.join(g, "link-" + cfg))
+        if "mtu" in link:
+            meta.setdefault("mtu", {})[cfg] = int(
+                link.split(" mtu ")[1].split()[0])
+    return meta
+
+
+def fmt(v, metric):
+    if v is None:
+        return "–"
+    if metric == "mbps":
+        return f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+    if metric == "kpps":
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def cell(med, cfg, test, metric):
+    m = med.get((cfg, test, metric))
+    if not m:
+        return "–"
+    text = fmt(m["median"], metric)
+    if m["n"] > 1 and m["median"]:
+        spread = (m["max"] - m["min"]) / 2 / m["median"] * 100
+        text += f" ±{spread:.0f}%"
+    return text
+
+
+def ratio(med, test, metric, num, den):
+    a = med.get((num, test, metric))
+    b = med.get((den, test, metric))
+    if not a or not b or not b["median"]:
+        return None
+    return a["median"] / b["median"]
+
+
+def veth_for(test):
+    return "veth-nooffload" if test.startswith(("loss_", "kept_")) else "veth"
+
+
+def ratios(med):
+    out = []
+    for test, metric, label, unit in ROWS:
+        out.append({"test": test, "metric": metric, "label": label,
+                    "unit": unit,
+                    "ftv/wireguard": ratio(med, test, metric, "ftv",
+                                           "wireguard"),
+                    "ftv/veth": ratio(med, test, metric, "ftv",
+                                      veth_for(test)),
+                    "veth": veth_for(test)})
+    return out
+
+
+def targets(med):
+    def r(test, metric="mbps"):
+        return ratio(med, test, metric, "ftv", "wireguard")
+
+    def kept(cfg):
+        m = med.get((cfg, "kept_1", "frac"))
+        return m["median"] if m else None
+
+    def both(vals, ok):
+        if any(v is None for v in vals):
+            return None
+        return all(ok(v) for v in vals)
+
+    t = []
+    v = [r("tcp1_fwd"), r("tcp1_rev")]
+    t.append(("1 TCP stream, ftv/WireGuard ≥ 1.10 (both directions)", v,
+              both(v, lambda x: x >= 1.10)))
+    v = [r("tcp4_fwd"), r("tcp4_rev")]
+    t.append(("4 TCP streams, ftv/WireGuard ≥ 1.10 (both directions)", v,
+              both(v, lambda x: x >= 1.10)))
+    v = [r("pps", "kpps")]
+    t.append(("64-byte packets per second, ftv/WireGuard ≥ 1.0", v,
+              both(v, lambda x: x >= 1.0)))
+    v = [r("tcp1_fwd", "cpu_s_per_gb"), r("tcp4_fwd", "cpu_s_per_gb")]
+    t.append(("CPU per GB, ftv/WireGuard ≤ 1.0 (1 and 4 streams)", v,
+              both(v, lambda x: x <= 1.0)))
+    kf, kw = kept("ftv"), kept("wireguard")
+    v = [kf, kw]
+    t.append(("at 1 % loss ftv keeps ≥ the fraction WireGuard keeps "
+              "(ftv, WireGuard)", v,
+              None if kf is None or kw is None else kf >= kw))
+    return [{"target": name, "values": vals, "met": met}
+            for name, vals, met in t]
+
+
+def num(v, digits=2):
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def markdown(med, meta, rats, tgts, configs):
+    g, h = meta["guest"], meta["host"]
+    p = g.get("parameters", {})
+    lines = [f"# make bench — {h.get('date', '?')}", ""]
+    lines.append(f"Command: `{h.get('command') or 'make bench'}`  ")
+    lines.append(f"Guest: Linux {g.get('kernel')}, {g.get('nproc')} vCPUs, "
+                 f"`-cpu {h.get('qemu-cpu')}` ({g.get('cpu-model')}), "
+                 f"{h.get('qemu')}, software emulation  ")
+    crypto = "; ".join(f"{k}: {', '.join(v)}"
+                       for k, v in g.get("crypto", {}).items())
+    lines.append(f"/proc/crypto: {crypto or '–'}  ")
+    lines.append("Crypto modules loaded: "
+                 f"{', '.join(g.get('crypto_modules') or []) or '–'}  ")
+    mtu = ", ".join(f"{k} {v}" for k, v in g.get("mtu", {}).items())
+    lines.append(f"MTU: {mtu}  ")
+    lines.append(f"ftv: {h.get('git')}"
+                 f"{' + uncommitted module changes' if h.get('module-changes') else ''}"
+                 f", srcversion {g.get('ftv-srcversion') or '?'}  ")
+    lines.append(f"Host: {h.get('cpu-model')}; load average at start "
+                 f"{h.get('loadavg-start')}, at end {h.get('loadavg-end')}, "
+                 f"1-minute mean {h.get('load1_mean')} and max "
+                 f"{h.get('load1_max')} during the run; other VMs running at "
+                 f"start: {h.get('other-vms-start') or 0}  ")
+    lines.append(f"Guest load average at start {g.get('loadavg-start')}, "
+                 f"at end {g.get('loadavg-end')}  ")
+    lines.append(f"{p.get('repeats')} repeats in one boot, configurations "
+                 f"interleaved; TCP runs {p.get('tcp_seconds')} s after "
+                 f"{p.get('omit_seconds')} s omitted, loss steps "
+                 f"{p.get('loss_seconds')} s, pps {p.get('pps_seconds')} s. "
+                 "Cells: median ± half the range.")
+    lines.append("")
+    names = dict(CONFIGS)
+    head = ["test"] + [names[c] for c in configs] + ["ftv/WireGuard",
+                                                    "ftv/veth"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for (test, metric, label, unit), rt in zip(ROWS, rats):
+        if not any((c, test, metric) in med for c in configs):
+            continue
+        row = [f"{label} ({unit})"]
+        row += [cell(med, c, test, metric) for c in configs]
+        row += [num(rt["ftv/wireguard"]), num(rt["ftv/veth"])]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("ftv/veth is against veth with offloads on, except in the "
+                 "loss rows, which run with the cable's offloads off for "
+                 "every configuration. CPU per GB counts both ends (one VM); "
+                 "lower is better.")
+    lines.append("")
+    lines.append("Targets (reported, never asserted):")
+    lines.append("")
+    for t in tgts:
+        state = {True: "met", False: "**not met**", None: "not measured"}
+        vals = ", ".join(num(v) for v in t["values"])
+        lines.append(f"- {t['target']}: {vals} — {state[t['met']]}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def chart(path, med, meta, configs):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = dict(CONFIGS)
+    colors = {"veth": "#9e9e9e", "veth-nooffload": "#616161",
+              "wireguard": "#88171a", "ftv": "#1f77b4",
+              "openvpn-tcp": "#ff7f0e"}
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+
+    def bars(ax, tests, metric, labels, title, ylabel, cfgs, log=False):
+        cfgs = [c for c in cfgs if any((c, t, metric) in med for t in tests)]
+        if not cfgs:
+            ax.set_visible(False)
+            return
+        width = 0.8 / len(cfgs)
+        for i, c in enumerate(cfgs):
+            xs, ys, lo, hi = [], [], [], []
+            for j, t in enumerate(tests):
+                m = med.get((c, t, metric))
+                if not m:
+                    continue
+                xs.append(j + (i - (len(cfgs) - 1) / 2) * width)
+                ys.append(m["median"])
+                lo.append(m["median"] - m["min"])
+                hi.append(m["max"] - m["median"])
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2,
+                   label=names[c], color=colors.get(c))
+            for x, y in zip(xs, ys):
+                ax.annotate(fmt(y, metric), (x, y), ha="center",
+                            va="bottom", fontsize=6, rotation=90,
+                            xytext=(0, 2), textcoords="offset points")
+        ax.set_xticks(range(len(tests)))
+        ax.set_xticklabels(labels)
+        if log:
+            ax.set_yscale("log")
+            ax.margins(y=0.25)
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+
+    tcp = [c for c in configs if c != "openvpn-tcp"]
+    bars(axes[0][0], ["tcp1_fwd", "tcp1_rev", "tcp4_fwd", "tcp4_rev"], "mbps",
+         ["1 stream A→B", "1 stream B→A", "4 streams A→B", "4 streams B→A"],
+         "TCP throughput (iperf3)", "Mbit/s (log)", tcp, log=True)
+    bars(axes[0][1], ["pps"], "kpps", ["64-byte UDP"],
+         "64-byte UDP packets received through the device", "kpps (log)",
+         tcp, log=True)
+    bars(axes[1][0], ["tcp1_fwd", "tcp4_fwd"], "cpu_s_per_gb",
+         ["1 stream A→B", "4 streams A→B"],
+         "CPU per GB (whole VM, lower is better)", "CPU-s/GB", tcp)
+
+    ax = axes[1][1]
+    for c in configs:
+        pts = [(i, med[(c, "loss_" + x, "mbps")])
+               for i, x in enumerate(LOSSES) if (c, "loss_" + x, "mbps") in med]
+        if not pts:
+            continue
+        ax.errorbar([p[0] for p in pts], [p[1]["median"] for p in pts],
+                    yerr=[[p[1]["median"] - p[1]["min"] for p in pts],
+                          [p[1]["max"] - p[1]["median"] for p in pts]],
+                    marker="o", capsize=2, label=names[c],
+                    color=colors.get(c))
+    ax.set_xticks(range(len(LOSSES)))
+    ax.set_xticklabels([x + " %" for x in LOSSES])
+    ax.set_yscale("log")
+    ax.set_title("1 TCP stream, 10 ms delay and loss each way")
+    ax.set_xlabel("netem loss")
+    ax.set_ylabel("Mbit/s (log)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+    g, h = meta["guest"], meta["host"]
+    fig.suptitle(f"make bench, {h.get('date', '')}: Linux {g.get('kernel')}, "
+                 f"{g.get('nproc')} vCPUs -cpu {h.get('qemu-cpu')} (software "
+                 f"emulation), medians of {g['parameters'].get('repeats')}, "
+                 f"bars min–max; host load max {h.get('load1_max')}",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def print_ratios(rats, tgts):
+    print()
+    print(f"{'ratios (medians)':<40} {'ftv/WireGuard':>14} {'ftv/veth':>10}")
+    for rt in rats:
+        if rt["ftv/wireguard"] is None and rt["ftv/veth"] is None:
+            continue
+        print(f"{rt['label'] + ' (' + rt['unit'] + ')':<40} "
+              f"{num(rt['ftv/wireguard']):>14} {num(rt['ftv/veth']):>10}")
+    print()
+    print("targets (reported, not asserted):")
+    for t in tgts:
+        state = {True: "met", False: "NOT MET", None: "not measured"}
+        print(f"  {t['target']}: "
+              f"{', '.join(num(v) for v in t['values'])} -> {state[t['met']]}")
+
+
+def report(outdir, resdir, name):
+    samples = load_samples(outdir)
+    med = medians(samples)
+    meta = {"guest": guest_meta(outdir), "host": host_meta(outdir)}
+    present = {s["config"] for s in samples}
+    configs = [c for c, _ in CONFIGS if c in present]
+    rats = ratios(med)
+    tgts = targets(med)
+
+    os.makedirs(resdir, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(resdir, name)
+    md = markdown(med, meta, rats, tgts, configs)
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    data = {
+        "meta": meta,
+        "medians": [{"config": c, "test": t, "metric": m, **v}
+                    for (c, t, m), v in sorted(med.items())],
+        "ratios": rats,
+        "targets": tgts,
+        "samples": samples,
+    }
+    with open(base + ".json", "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+    try:
+        chart(base + ".png", med, meta, configs)
+    except ImportError as e:
+        print(f"report: no chart ({e}); install python3-matplotlib",
+              file=sys.stderr)
+    for ext in (".md", ".json", ".png"):
+        if os.path.exists(base + ext):
+            shutil.copyfile(base + ext,
+                            os.path.join(resdir, f"{stamp}-{name}{ext}"))
+    print(md)
+    print_ratios(rats, tgts)
+    print()
+    print(f"report: {base}.md, .json, .png (and copies named {stamp}-{name})")
+    return 0 if samples else 1
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "summary":
+        print(summary(argv[2]))
+        return 0
+    if len(argv) == 5 and argv[1] == "report":
+        return report(argv[2], argv[3], argv[4])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,446 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The measurements of `make bench`, run inside the VM that scripts/bench.sh
+# boots (ftv.ko already loaded by scripts/vm-guest.sh). It measures and
+# records; bench/report.py, on the host, turns the records into figures.
+#
+#	scripts/bench-guest.sh OUTDIR
+#
+#   A (client, sender A->B)                      B (iperf3 server)
+#   +----------------------------------+        +----------------------------------+
+#   | wg0  10.8.0.1  | ftv0 10.9.0.1   |        | wg0  10.8.0.2  | ftv0 10.9.0.2   |
+#   | tun0 10.7.0.1 (OpenVPN over TCP) |        | tun0 10.7.0.2                    |
+#   | veth0 10.0.0.1 (the cable) ------|--------|- veth0 10.0.0.2                  |
+#   +----------------------------------+        +----------------------------------+
+#
+# Each configuration gets fresh namespaces and only its own tunnel:
+#   veth             the cable itself, offloads as they come (TSO/GSO/GRO on)
+#   veth-nooffload   the cable with TSO, GSO, GRO and tx checksumming off
+#   wireguard        WireGuard over the cable
+#   ftv              ftv over the cable, set up as selftests/lib.sh does
+#   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
+# and the repeats interleave them: for each repeat, every configuration.
+#
+# Tests (BENCH_TESTS picks some): tcp1 and tcp4 (one and four TCP streams,
+# A->B and B->A), pps (64-byte UDP payloads
+# as fast as iperf3 sends them; packets counted as received by B's tunnel
+# device), loss (one stream A->B with netem delay 10 ms and 0/0.1/0.5/1/5 %
+# loss on both ends of the cable, cable offloads off so that netem drops
+# wire packets, not GSO batches). Through every run, /proc/stat and the
+# receiving device's counters are sampled every half second (CPU per GB,
+# packets per second).
+#
+# Written to OUTDIR: samples.jsonl (one line per measurement: the sampled
+# counters and the name of iperf3's JSON output in OUTDIR/logs), guest/
+# (kernel, CPU, /proc/crypto, modules, load average, device details).
+# Nothing here judges a number: benchmarks are not tests.
+#
+# Environment: BENCH_QUICK=1 (1 repeat, 5 s runs), BENCH_REPEATS (3),
+# BENCH_TIME (15 s per TCP run, after BENCH_OMIT=2 s not counted),
+# BENCH_LOSS_TIME (8 s per loss step, after the same omission),
+# BENCH_PPS_TIME (6 s),
+# BENCH_TESTS ("tcp1 tcp4 pps loss"), BENCH_CONFIGS ("veth veth-nooffload
+# wireguard ftv openvpn-tcp"), BENCH_LOSS ("0 0.1 0.5 1 5"),
+# BENCH_DELAY (10ms).
+
+# The setups are called by name (cfg_CONFIG), wait_for calls its command,
+# and pair_underlay's optional argument is not this script's.
+# shellcheck disable=SC2317,SC2119
+
+set -u
+
+out=${1:?usage: scripts/bench-guest.sh OUTDIR}
+out=$(cd "$out" && pwd) || exit 1
+# shellcheck source-path=SCRIPTDIR source=../selftests/lib.sh
+. "$(dirname "$0")/../selftests/lib.sh"
+trap cleanup EXIT
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	: "${BENCH_REPEATS:=1}" "${BENCH_TIME:=5}" "${BENCH_OMIT:=1}"
+	: "${BENCH_LOSS_TIME:=5}" "${BENCH_PPS_TIME:=4}"
+fi
+REPEATS=${BENCH_REPEATS:-3}
+T=${BENCH_TIME:-15}
+OMIT=${BENCH_OMIT:-2}
+LOSS_T=${BENCH_LOSS_TIME:-8}
+PPS_T=${BENCH_PPS_TIME:-6}
+DELAY=${BENCH_DELAY:-10ms}
+read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps loss}"
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv openvpn-tcp}"
+read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
+
+LOGS=$out/logs
+GUEST=$out/guest
+SAMPLES=$out/samples.jsonl
+mkdir -p "$LOGS" "$GUEST"
+: >"$SAMPLES"
+
+say()
+{
+	echo "bench: $*"
+}
+
+# ---------------------------------------------------------------- records
+
+# A process that stays in each namespace while a configuration is up:
+# its /proc/PID/net/dev is the namespace's, read with no fork or exec,
+# which would cost CPU time inside the measurement.
+ANCHOR_A=
+ANCHOR_B=
+
+anchor_in()	# anchor_in NS : starts the anchor, prints its pid
+{
+	ip netns exec "$1" sleep 1d >/dev/null 2>&1 &
+	echo $!
+}
+
+anchors()
+{
+	ANCHOR_A=$(anchor_in "$A")
+	ANCHOR_B=$(anchor_in "$B")
+	bg_track "$ANCHOR_A"
+	bg_track "$ANCHOR_B"
+	wait_for 10 grep -q veth0: "/proc/$ANCHOR_A/net/dev" &&
+		wait_for 10 grep -q veth0: "/proc/$ANCHOR_B/net/dev"
+}
+
+# sample PID DEV : append [time, the 8 first CPU fields of /proc/stat
+# (user nice system idle iowait irq softirq steal, all CPUs: the VM holds
+# both ends of every test), DEV's rx_bytes, rx_packets] to SERIES, where
+# DEV is in the namespace of process PID
+SERIES=
+FIRST=()
+LAST=()
+sample()
+{
+	local t=$EPOCHREALTIME name rest cpu=() rx=()
+
+	read -r -a cpu </proc/stat
+	while IFS=: read -r name rest; do
+		if [ "${name//[[:space:]]/}" = "$2" ]; then
+			read -r -a rx <<<"$rest"
+			break
+		fi
+	done <"/proc/$1/net/dev"
+	SERIES+="${SERIES:+,}[$t,$(IFS=,; echo "${cpu[*]:1:8}"),${rx[0]:-0},${rx[1]:-0}]"
+	LAST=("${t/./}" "${rx[0]:-0}" "${rx[1]:-0}")
+	[ ${#FIRST[@]} -gt 0 ] || FIRST=("${LAST[@]}")
+}
+
+# record REPEAT CONFIG TEST IPERF-JSON RC [EXTRA-JSON] : one line of
+# samples.jsonl, with SERIES
+record()
+{
+	printf '{"repeat":%d,"config":"%s","test":"%s","iperf":"%s","rc":%d,"series":[%s]%s}\n' \
+		"$1" "$2" "$3" "${4#"$out"/}" "$5" "$SERIES" "${6:+,$6}" >>"$SAMPLES"
+}
+
+# progress RC IPERF-JSON : a line for the log, from the first and last
+# samples (the whole run, as the receiving device counted it), with no
+# process started but in failure
+progress()
+{
+	local us=$((LAST[0] - FIRST[0])) bits pkts
+
+	[ "$us" -gt 0 ] || us=1
+	bits=$(((LAST[1] - FIRST[1]) * 80 / us))
+	pkts=$(((LAST[2] - FIRST[2]) * 10000 / us))
+	echo "$((bits / 10)).$((bits % 10)) Mbit/s, $((pkts / 10)).$((pkts % 10)) kpps" \
+		"received (device, whole run)"
+	if [ "$1" -ne 0 ]; then
+		echo "  iperf3 exit $1: $(grep -m1 '"error"' "$2" 2>/dev/null)"
+	fi
+}
+
+# ---------------------------------------------------------------- runs
+
+# Set by each configuration's setup: the address B's iperf3 server
+# listens on through the thing measured, and the devices that receive.
+ADDR_B=
+DEV_A=
+DEV_B=
+
+# iperf_server_up : B has a TCP socket listening on 5201 (0x1451), read
+# from its /proc/net/tcp*, with no process started
+iperf_server_up()
+{
+	local f local_addr st rest
+
+	for f in "/proc/$ANCHOR_B/net/tcp" "/proc/$ANCHOR_B/net/tcp6"; do
+		while read -r _ local_addr _ st rest; do
+			[ "${local_addr##*:}" = 1451 ] && [ "$st" = 0A ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# measure REPEAT CONFIG TEST SECONDS OMIT RX-ANCHOR RXDEV IPERF-ARGS... :
+# iperf3 in A against B's server, with the counters sampled every half
+# second from just before it starts until it has ended.
+measure()
+{
+	local r=$1 cfg=$2 test=$3 secs=$4 omit=$5 anchor=$6 rxdev=$7 pid rc
+	local json=$LOGS/r$1-$2-$3.json
+	shift 7
+
+	wait_for 10 iperf_server_up || say "iperf3 server in B is not listening"
+	SERIES=''
+	FIRST=()
+	LAST=()
+	sample "$anchor" "$rxdev"
+	timeout -k 5 $((secs + omit + 60)) ip netns exec "$A" \
+		iperf3 -c "$ADDR_B" -J -t "$secs" -O "$omit" "$@" >"$json" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 0.5
+		sample "$anchor" "$rxdev"
+	done
+	wait "$pid"
+	rc=$?
+	record "$r" "$cfg" "$test" "$json" "$rc" "${EXTRA:-}"
+	say "r$r $cfg $test: $(progress "$rc" "$json")"
+	# The server takes a moment to be ready for the next client.
+	sleep 0.5
+}
+
+run_tcp()
+{
+	local r=$1 cfg=$2 n=$3
+
+	measure "$r" "$cfg" "tcp${n}_fwd" "$T" "$OMIT" "$ANCHOR_B" "$DEV_B" -P "$n"
+	measure "$r" "$cfg" "tcp${n}_rev" "$T" "$OMIT" "$ANCHOR_A" "$DEV_A" -P "$n" -R
+}
+
+run_pps()
+{
+	measure "$1" "$2" pps "$PPS_T" 0 "$ANCHOR_B" "$DEV_B" -u -l 64 -b 0
+}
+
+# netem NS DEV LOSS : delay and loss on DEV's egress
+netem()
+{
+	local loss=()
+
+	[ "$3" != 0 ] && loss=(loss "$3%")
+	ip -n "$1" link set "$2" txqueuelen 10000
+	tc -n "$1" qdisc replace dev "$2" root netem delay "$DELAY" "${loss[@]}" \
+		limit 100000
+}
+
+offloads_off()
+{
+	local ns
+	for ns in "$A" "$B"; do
+		ethtool_off "$ns" veth0 || return 1
+	done
+}
+
+ethtool_off()
+{
+	ip netns exec "$1" ethtool -K "$2" tso off gso off gro off tx off \
+		>/dev/null 2>&1
+}
+
+run_loss()
+{
+	local r=$1 cfg=$2 loss
+
+	offloads_off || say "$cfg: could not turn offloads off on the cable"
+	for loss in "${LOSSES[@]}"; do
+		if ! netem "$A" veth0 "$loss" || ! netem "$B" veth0 "$loss"; then
+			say "$cfg: netem failed"
+			return 1
+		fi
+		EXTRA="\"loss\":$loss,\"delay\":\"$DELAY\"" \
+			measure "$r" "$cfg" "loss_$loss" "$LOSS_T" "$OMIT" "$ANCHOR_B" "$DEV_B"
+	done
+	tc -n "$A" qdisc del dev veth0 root 2>/dev/null
+	tc -n "$B" qdisc del dev veth0 root 2>/dev/null
+}
+
+# ---------------------------------------------------------------- setups
+
+cfg_veth()
+{
+	pair_underlay || return 1
+	ADDR_B=10.0.0.2 DEV_A=veth0 DEV_B=veth0
+}
+
+cfg_veth_nooffload()
+{
+	cfg_veth && offloads_off
+}
+
+cfg_wireguard()
+{
+	local ns
+
+	pair_underlay || return 1
+	tmpdir
+	(umask 077 && wg genkey >"$FTV_TMP/wa.key" && wg genkey >"$FTV_TMP/wb.key") ||
+		return 1
+	for ns in "$A" "$B"; do
+		ip -n "$ns" link add wg0 type wireguard || return 1
+	done
+	ip -n "$A" addr add 10.8.0.1/24 dev wg0 || return 1
+	ip -n "$B" addr add 10.8.0.2/24 dev wg0 || return 1
+	# A knows B's endpoint, B learns A's, as with ftv.
+	nsx "$A" wg set wg0 private-key "$FTV_TMP/wa.key" listen-port 51821 \
+		peer "$(wg pubkey <"$FTV_TMP/wb.key")" endpoint 10.0.0.2:51821 \
+		allowed-ips 10.8.0.2/32 || return 1
+	nsx "$B" wg set wg0 private-key "$FTV_TMP/wb.key" listen-port 51821 \
+		peer "$(wg pubkey <"$FTV_TMP/wa.key")" allowed-ips 10.8.0.1/32 ||
+		return 1
+	for ns in "$A" "$B"; do
+		ip -n "$ns" link set wg0 up || return 1
+	done
+	ADDR_B=10.8.0.2 DEV_A=wg0 DEV_B=wg0
+	connect_ping "$A" 10.8.0.2
+}
+
+cfg_ftv()
+{
+	pair_underlay && pair_ftv || return 1
+	ADDR_B=10.9.0.2 DEV_A=ftv0 DEV_B=ftv0
+	connect_ping "$A" 10.9.0.2
+}
+
+OVPN_DIR=
+ovpn_certs()
+{
+	local who
+	[ -n "$OVPN_DIR" ] && return 0
+	OVPN_DIR=$(mktemp -d /tmp/ftv-bench-ovpn.XXXXXX)
+	for who in server client; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+			-nodes -days 30 -subj "/CN=$who" -keyout "$OVPN_DIR/$who.key" \
+			-out "$OVPN_DIR/$who.crt" >/dev/null 2>&1 || return 1
+		openssl x509 -in "$OVPN_DIR/$who.crt" -noout -fingerprint -sha256 |
+			cut -d= -f2 >"$OVPN_DIR/$who.fp" || return 1
+	done
+}
+
+# OpenVPN 2.6 point to point over TCP, TLS with pinned self-signed
+# certificates, ChaCha20-Poly1305 for data like ftv and WireGuard. No DCO:
+# Debian's openvpn-dco-dkms does not build for every kernel we use.
+cfg_openvpn_tcp()
+{
+	local ns role peer me them n common
+
+	command -v openvpn >/dev/null || { say "openvpn not installed"; return 1; }
+	pair_underlay && ovpn_certs || return 1
+	common=(--dev tun0 --dev-type tun --data-ciphers CHACHA20-POLY1305
+		--disable-dco --verb 3 --daemon)
+	for role in server client; do
+		if [ "$role" = server ]; then
+			ns=$B n=2 peer=client me=10.7.0.2 them=10.7.0.1
+			set -- --proto tcp-server --local 10.0.0.2 --lport 1194 --tls-server \
+				--dh none
+		else
+			ns=$A n=1 peer=server me=10.7.0.1 them=10.7.0.2
+			set -- --proto tcp-client --remote 10.0.0.2 1194 --tls-client \
+				--connect-retry 1
+		fi
+		nsx "$ns" openvpn "${common[@]}" "$@" --ifconfig "$me" "$them" \
+			--cert "$OVPN_DIR/$role.crt" --key "$OVPN_DIR/$role.key" \
+			--peer-fingerprint "$(cat "$OVPN_DIR/$peer.fp")" \
+			--writepid "$OVPN_DIR/$role.pid" \
+			--log "$LOGS/openvpn-$role-$n.log" || return 1
+		defer "kill \$(cat '$OVPN_DIR/$role.pid')"
+	done
+	ADDR_B=10.7.0.2 DEV_A=tun0 DEV_B=tun0
+	connect_ping "$A" 10.7.0.2 60
+}
+
+# tests_for CONFIG : the tests that configuration takes part in
+tests_for()
+{
+	local t
+	for t in "${TESTS[@]}"; do
+		case $1:$t in
+		openvpn-tcp:loss | wireguard:* | ftv:* | veth-nooffload:*) echo "$t" ;;
+		veth:loss | openvpn-tcp:*) ;;
+		*) echo "$t" ;;
+		esac
+	done
+}
+
+teardown()
+{
+	cleanup
+	FTV_NAMESPACES=() FTV_PIDS=() FTV_DEFERRED=() FTV_TMP=
+	A='' B='' ANCHOR_A='' ANCHOR_B=''
+}
+
+# ---------------------------------------------------------------- run
+
+{
+	uname -r >"$GUEST/kernel"
+	grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' >"$GUEST/cpu-model"
+	grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' >"$GUEST/cpu-flags"
+	nproc >"$GUEST/nproc"
+	cat /proc/loadavg >"$GUEST/loadavg-start"
+	iperf3 --version | head -n 1 >"$GUEST/iperf3-version"
+	cat /sys/module/ftv/version >"$GUEST/ftv-version" 2>/dev/null
+	cat /sys/module/ftv/srcversion >"$GUEST/ftv-srcversion" 2>/dev/null
+	modinfo -F vermagic "$FTV_KO" >"$GUEST/ftv-vermagic" 2>/dev/null
+	printf '%s\n' "$REPEATS" "$T" "$OMIT" "$LOSS_T" "$PPS_T" "$DELAY" \
+		>"$GUEST/parameters"
+} 2>/dev/null
+# vm-guest.sh loads ftv with its debug messages on; a benchmark wants the
+# module as users run it.
+if [ -w /proc/dynamic_debug/control ]; then
+	echo 'module ftv -p' >/proc/dynamic_debug/control 2>/dev/null
+fi
+modprobe wireguard 2>/dev/null
+# OpenVPN needs /dev/net/tun, which appears when tun is loaded.
+modprobe tun 2>/dev/null
+
+say "kernel $(cat "$GUEST/kernel"), $(nproc) CPUs: $(cat "$GUEST/cpu-model")"
+say "$REPEATS repeats of: ${CONFIGS[*]}; tests: ${TESTS[*]}; TCP runs ${T}s after ${OMIT}s"
+
+start=$SECONDS
+for ((r = 1; r <= REPEATS; r++)); do
+	for cfg in "${CONFIGS[@]}"; do
+		mapfile -t tests < <(tests_for "$cfg")
+		[ ${#tests[@]} -gt 0 ] || continue
+		say "repeat $r/$REPEATS, $cfg ($((SECONDS - start)) s so far)"
+		if ! "cfg_${cfg//-/_}"; then
+			say "$cfg: setup failed; its tests are not run in repeat $r"
+			SERIES=
+			record "$r" "$cfg" setup "" 1 '"error":"setup failed"'
+			teardown
+			continue
+		fi
+		anchors || say "$cfg: the namespaces' anchor processes did not start"
+		ip -n "$A" -d link show "$DEV_A" >"$GUEST/link-$cfg" 2>&1
+		ip netns exec "$A" ethtool -k veth0 >"$GUEST/offloads-$cfg" 2>&1
+		nsx "$B" iperf3 -s >"$LOGS/iperf3-server-$cfg.log" 2>&1 &
+		bg_track $!
+		for t in "${tests[@]}"; do
+			case $t in
+			tcp1) run_tcp "$r" "$cfg" 1 ;;
+			tcp4) run_tcp "$r" "$cfg" 4 ;;
+			pps) run_pps "$r" "$cfg" ;;
+			loss) run_loss "$r" "$cfg" ;;
+			*) say "unknown test $t" ;;
+			esac
+		done
+		if [ "$cfg" = ftv ]; then
+			nsx "$A" "$FTVCTL" show ftv0 >"$GUEST/ftvctl-show-r$r" 2>&1
+		elif [ "$cfg" = wireguard ]; then
+			nsx "$A" wg show wg0 >"$GUEST/wg-show-r$r" 2>&1
+		fi
+		teardown
+	done
+done
+say "done in $((SECONDS - start)) s"
+
+{
+	cat /proc/loadavg >"$GUEST/loadavg-end"
+	cat /proc/crypto >"$GUEST/crypto"
+	lsmod >"$GUEST/lsmod"
+} 2>/dev/null
+[ -n "$OVPN_DIR" ] && rm -rf "$OVPN_DIR"
+exit 0
