@@ -10,9 +10,11 @@
 # Environment: KVER or FTV_KERNEL picks the kernel (a version or prefix
 # for scripts/kernel.sh, default 6.1); FTV_NO_VM=1 runs on this host with
 # its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
-# TEST_PROGS limits which selftests run; MAKE is the make to use;
-# FTV_DEBUG=1 (the default here; FTV_DEBUG= to turn it off) builds the
-# module with -DDEBUG, so that its own self-tests run when it is loaded.
+# TEST_PROGS limits which selftests run; MAKE is the make to use.
+#
+# Two modules are built: the one users run, which the selftests exercise,
+# and a debug build (FTV_DEBUG=1), whose self-tests run when it loads;
+# test_module_selftests.sh loads that one ($FTV_DEBUG_KO) and reads them.
 #
 # For check, the last line printed is always "N passed, N failed", over
 # the selftests in the VM and ftvctl's own tests on the host; a build that
@@ -24,7 +26,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 MAKE=${MAKE:-make}
 what=${1:-check}
-FTV_DEBUG=${FTV_DEBUG-1}
 failed=0
 
 summary()
@@ -62,21 +63,32 @@ fi
 # that a check never races with a build someone runs in the tree at the
 # same time, and builds for different kernels do not overwrite each other.
 # tar keeps the timestamps, so kbuild rebuilds only what changed.
-build=$ROOT/.cache/build/$kver
-step "build ftv.ko for $kver (in ${build#"$ROOT"/})"
-mkdir -p "$build"
 [ -f "$ROOT/.cache/.gitignore" ] || echo '*' >"$ROOT/.cache/.gitignore"
-if ! tar -C "$ROOT" -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-	--exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
-	--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' Kbuild module |
-     tar -C "$build" -xf - ||
-   ! $MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$build" \
-	${FTV_DEBUG:+FTV_DEBUG="$FTV_DEBUG"} modules; then
+
+# build_module DIR [MAKE-ARGS...] : copy the sources to DIR and build there
+build_module()
+{
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	tar -C "$ROOT" -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
+		--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' \
+		Kbuild module | tar -C "$dir" -xf - &&
+	$MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$dir" \
+		"$@" modules
+}
+
+build=$ROOT/.cache/build/$kver
+step "build ftv.ko for $kver (in ${build#"$ROOT"/}, and a debug build)"
+if ! build_module "$build" ||
+   ! build_module "$build-debug" FTV_DEBUG=1; then
 	echo "check: building the module failed; nothing to test"
 	[ "$what" = check ] && summary 0 1
 	exit 1
 fi
 ko=$build/module/ftv.ko
+export FTV_DEBUG_KO=$build-debug/module/ftv.ko
 
 step "build ftvctl"
 if ! $MAKE --no-print-directory tools; then

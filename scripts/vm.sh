@@ -69,7 +69,7 @@ mkdir -p "$out/logs"
 
 # The guest does not inherit this environment; pass on what the tests read.
 envs=()
-for v in TEST_PROGS FTV_TEST_TIMEOUT FTV_TRANSFER_MB FTV_PORT; do
+for v in TEST_PROGS FTV_TEST_TIMEOUT FTV_TRANSFER_MB FTV_PORT FTV_DEBUG_KO; do
 	[ -n "${!v:-}" ] && envs+=("$v=${!v}")
 done
 guest_cmd=$(printf '%q ' env "${envs[@]}" "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$ko" "$@")

@@ -22,7 +22,12 @@ FTV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FTV_KO=${FTV_KO:-$FTV_ROOT/module/ftv.ko}
 FTVCTL=${FTVCTL:-$FTV_ROOT/tools/ftvctl/ftvctl}
 FTVNL=${FTVNL:-$FTV_ROOT/selftests/ftvnl.py}
-PYTHON=${PYTHON:-python3}
+# Debian's python3 has the packages the tests use (scapy, cryptography);
+# a python3 earlier in PATH (pyenv, a venv) may not.
+if [ -z "${PYTHON:-}" ]; then
+	PYTHON=python3
+	[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+fi
 
 # kselftest exit codes
 KSFT_PASS=0
