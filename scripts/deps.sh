@@ -9,7 +9,7 @@
 set -eu
 
 STAMP=${FTV_DEPS_STAMP:-/var/lib/ftv-deps.stamp}
-VERSION=9
+VERSION=10
 
 [ "$(cat "$STAMP" 2>/dev/null)" = "$VERSION" ] && exit 0
 
