@@ -333,6 +333,10 @@ static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
 	      mtu - outer - FTV_TCP_HLEN - FTV_DATA_OVERHEAD : 0;
 	if (likely(len <= mtu))
 		return true;
+	/* As IP tunnels do: note the size on the inner route, which a sender
+	 * on this host reads directly, then tell whoever sent it.
+	 */
+	skb_dst_update_pmtu_no_confirm(skb, mtu);
 	if (skb->protocol == htons(ETH_P_IP)) {
 		if (ip_hdr(skb)->frag_off & htons(IP_DF))
 			icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
