@@ -38,20 +38,43 @@ total_pass=0
 total_fail=0
 total_skip=0
 
-# count_results FILE RC : prints "pass fail skip" for one script's output
+# known_failures SCRIPT : the "regex<TAB>reason" lines of known-failures
+known_failures()
+{
+	[ -r known-failures ] || return 0
+	awk -F '\t' -v s="$1" '$1 == s { print $2 "\t" $3 }' known-failures
+}
+
+# count_results FILE RC SCRIPT : prints "pass fail skip" for one script's
+# output; a failed case listed in known-failures is an expected failure
+# (counted in none of the three) and is reported by the caller.
 count_results()
 {
-	awk -v rc="$2" '
+	known_failures "$3" >"$1.known"
+	awk -v rc="$2" -v known="$1.known" '
+		BEGIN {
+			FS = "\t"
+			while ((getline line < known) > 0) {
+				split(line, f, "\t"); k++; re[k] = f[1]
+			}
+			FS = " "
+		}
 		/^1\.\.[0-9]+/ && !plan { plan = substr($1, 4) + 0; have_plan = 1 }
 		/^ok [0-9]+/ {
 			n++
 			if ($0 ~ /# *SKIP/) skip++; else pass++
 		}
-		/^not ok [0-9]+/ { n++; fail++ }
+		/^not ok [0-9]+/ {
+			n++
+			desc = $0; sub(/^not ok [0-9]+ /, "", desc)
+			for (j = 1; j <= k; j++)
+				if (desc ~ re[j]) { xfail++; next }
+			fail++
+		}
 		END {
 			if (have_plan && n < plan) fail += plan - n
 			if (rc == 4 && n == 0) skip++
-			else if (rc != 0 && rc != 4 && fail == 0) fail++
+			else if (rc != 0 && rc != 4 && fail == 0 && !xfail) fail++
 			else if (!have_plan && n == 0 && rc == 0) fail++
 			printf "%d %d %d\n", pass, fail, skip
 		}' "$1"
@@ -87,8 +110,19 @@ for t in "${tests[@]}"; do
 	rc=$?
 	sed 's/^/# /' "$out"
 	[ -n "$LOG_DIR" ] && cp "$out" "$LOG_DIR/${name%.sh}.log"
-	read -r p f s < <(count_results "$out" "$rc")
-	rm -f "$out"
+	read -r p f s < <(count_results "$out" "$rc" "$name")
+	# Known failures, said out loud every time.
+	while IFS=$'\t' read -r re why; do
+		grep -E "^not ok [0-9]+ " "$out" | sed -E 's/^not ok [0-9]+ //' |
+			grep -E -- "$re" | while IFS= read -r c; do
+				echo "# $name: not ok \"$c\" # TODO known failure: $why"
+			done
+		grep -E "^ok [0-9]+ " "$out" | sed -E 's/^ok [0-9]+ //' |
+			grep -E -- "$re" | while IFS= read -r c; do
+				echo "# $name: \"$c\" passes: remove it from known-failures"
+			done
+	done < <(known_failures "$name")
+	rm -f "$out" "$out.known"
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + s))
@@ -98,6 +132,8 @@ for t in "${tests[@]}"; do
 	fi
 	if [ "$rc" -eq 4 ] && [ "$f" -eq 0 ]; then
 		echo "ok $i selftests: ftv: $name # SKIP"
+	elif [ "$f" -eq 0 ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then
+		echo "not ok $i selftests: ftv: $name # TODO only known failures"
 	elif [ "$rc" -eq 0 ] && [ "$f" -eq 0 ]; then
 		echo "ok $i selftests: ftv: $name"
 	else
