@@ -24,7 +24,7 @@
 #   |                    |  | veths 198.51.100.1       |---| veth0 198.51.100.2 |
 #   +--------------------+  +--------------------------+   +--------------------+
 #
-# UNDERLAY=6 dials S at [2001:db8:100::2]:51820 instead (R masquerades
+# UNDERLAY=6 (test_nat6.sh) dials S at [2001:db8:100::2]:51820 (R masquerades
 # IPv6 the same way). NAT_MB (default 100) sets the transfer size and
 # NAT_IDLE (default 120) the idle time in seconds; 0 leaves the idle part
 # out.
