@@ -95,6 +95,7 @@ flags = sys.argv[2].split()
 counts = dict.fromkeys(flags, 0)
 first = dict.fromkeys(flags, 0)
 n = bad_csum = 0
+first_bad = ""
 beyond = []
 edge = {}       # (stream, receiver) -> highest ack + window it advertised
 for line in open(sys.argv[1]):
@@ -106,6 +107,8 @@ for line in open(sys.argv[1]):
     frame = n
     if tcp_ok != "1" or ip_ok != "1":
         bad_csum += 1
+        first_bad = first_bad or "frame %d: TCP %s, IP %s" % (
+            frame, tcp_ok or "-", ip_ok or "-")
     for f, v in zip(flags, cols[10:]):
         if v:
             counts[f] += 1
@@ -127,7 +130,7 @@ for line in open(sys.argv[1]):
                 beyond.append("frame %d: data to %d, window ends at %d"
                               % (frame, end, limit))
 print("segments %d" % n)
-print("bad_checksums %d" % bad_csum)
+print("bad_checksums %d %s" % (bad_csum, first_bad))
 print("beyond_window %d %s" % (len(beyond), "; ".join(beyond[:3])))
 for f in flags:
     print("flag %s %d%s" % (f, counts[f],
@@ -162,7 +165,16 @@ ktap_eq "no zero window, no zero-window probe" "0 0" \
 beyond=$(awk '$1 == "beyond_window" { print $2 }' <<<"$result")
 ktap_eq "no data beyond the receiver's window" 0 "${beyond:-none}" ||
 	grep '^beyond_window' <<<"$result" | ktap_diag
-ktap_eq "no bad IP or TCP checksum" 0 "$(awk '$1 == "bad_checksums" { print $2 }' <<<"$result")"
+# tshark's checksum status: 1 good, 0 bad, 2 not verified
+if ! ktap_eq "no bad IP or TCP checksum" 0 "$(awk '$1 == "bad_checksums" { print $2 }' <<<"$result")"; then
+	grep '^bad_checksums' <<<"$result" | ktap_diag
+	n=$(sed -n 's/^bad_checksums [0-9]* frame \([0-9]*\):.*/\1/p' <<<"$result")
+	[ -n "$n" ] && tshark -n -r "$FTV_TMP/wire.pcap" -d "tcp.port==$FTV_PORT,data" \
+		-o tcp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+		-Y "frame.number == $n" -V 2>/dev/null |
+		grep -E "^(Frame|Internet|Transmission)|[Cc]hecksum|Flags:|Sequence Number \(raw|Acknowledgment number \(raw|TCP Segment Len" |
+		ktap_diag
+fi
 ktap_diag "other tshark analysis flags:"
 grep '^flag' <<<"$result" | grep -vE ' (ack_lost_segment|zero_window|zero_window_probe) ' |
 	sed 's/^flag /  /' | ktap_diag
