@@ -7,7 +7,8 @@
 # (a new connection from a new source port, SYN retransmitted every
 # second, a new attempt every 5 s); once R forwards again, one of those
 # attempts completes its TCP handshake and key exchange and traffic flows
-# within 10 s, with no user action.
+# within 10 s, with no user action. Before that: a path that works but
+# goes quiet (S pinged C last) must not be taken for dead.
 #
 # Then the server goes away and comes back with the same keys: its
 # device is deleted while C pings, and created and configured anew once
@@ -41,7 +42,7 @@ OUTAGE=20
 for tool in nft tc tcpdump; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-ktap_plan 10
+ktap_plan 11
 ftv_require
 
 paths_topology || ktap_bail "cannot set up the namespaces"
@@ -61,8 +62,21 @@ else
 	ktap_bail "no tunnel"
 fi
 port0=$(paths_client_ports "$mark" | tail -n 1)
-hs0=$(ftv_peer_json "$C" ftv0 "$pub_s" 'p["last_handshake"]')
 ktap_diag "C's connection is from port $port0"
+
+# A path that works but goes quiet is not a dead one. When S's pings end,
+# the last message was C's reply: S answers it with a keepalive (after
+# 2 s), so C must not take the path for dead and dial again.
+mark=$(kmsg_mark)
+nsx "$S" ping -q -c 3 -i 0.2 -W 1 10.9.0.1 >/dev/null 2>&1
+redial() { [ -n "$(paths_client_ports "$mark")" ]; }
+if wait_for 8 redial; then
+	ktap_fail "a quiet path is not taken for dead: no new connection 8 s after S's pings"
+	dmesg_since "$mark" | grep ftv | ktap_diag
+else
+	ktap_ok "a quiet path is not taken for dead: no new connection 8 s after S's pings"
+fi
+hs0=$(ftv_peer_json "$C" ftv0 "$pub_s" 'p["last_handshake"]')
 
 show_state()
 {
