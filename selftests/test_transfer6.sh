@@ -3,7 +3,7 @@
 #
 # test_transfer.sh over the other mixes of families (R-D1): by default
 # the outer connection runs over IPv6 (A dials [fd00::2]:51820) and
-# 20 MB go through the tunnel inside IPv4 and then inside IPv6, each
+# 10 MB go through the tunnel inside IPv4 and then inside IPv6, each
 # compared by sha256 on both ends. UNDERLAY (4 or 6) picks the outer
 # family and INNER the inner ones; test_transfer6in4.sh runs IPv6 inside
 # IPv4.
@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 UNDERLAY=${UNDERLAY:-6}
 INNER=${INNER:-4 6}
-SIZE_MB=20
+SIZE_MB=10
 
 command -v nc >/dev/null || ktap_skip_all "nc (netcat-openbsd) is not installed"
 # shellcheck disable=SC2086 # count the words
