@@ -261,7 +261,17 @@ def veth_for(test):
     return "veth-nooffload" if test.startswith(("loss_", "kept_")) else "veth"
 
 
-def ratios(med):
+def paired(samples, test, metric, num, den):
+    """Median over the repeats of num/den measured in the same repeat."""
+    val = {(s["config"], s["repeat"]): s.get(metric) for s in samples
+           if s["test"] == test}
+    rs = [val[(num, r)] / val[(den, r)] for c, r in val
+          if c == num and val[(num, r)] is not None
+          and val.get((den, r))]
+    return statistics.median(rs) if rs else None
+
+
+def ratios(med, samples):
     out = []
     for test, metric, label, unit in ROWS:
         out.append({"test": test, "metric": metric, "label": label,
@@ -270,6 +280,8 @@ def ratios(med):
                                            "wireguard"),
                     "ftv/veth": ratio(med, test, metric, "ftv",
                                       veth_for(test)),
+                    "ftv/wireguard paired": paired(samples, test, metric,
+                                                   "ftv", "wireguard"),
                     "veth": veth_for(test)})
     return out
 
@@ -339,14 +351,14 @@ def markdown(med, meta, rats, tgts, configs):
     lines.append(f"Guest load average at start {g.get('loadavg-start')}, "
                  f"at end {g.get('loadavg-end')}  ")
     lines.append(f"{p.get('repeats')} repeats in one boot, configurations "
-                 f"interleaved; TCP runs {p.get('tcp_seconds')} s after "
+                 f"interleaved run by run; TCP runs {p.get('tcp_seconds')} s after "
                  f"{p.get('omit_seconds')} s omitted, loss steps "
                  f"{p.get('loss_seconds')} s, pps {p.get('pps_seconds')} s. "
                  "Cells: median ± half the range.")
     lines.append("")
     names = dict(CONFIGS)
-    head = ["test"] + [names[c] for c in configs] + ["ftv/WireGuard",
-                                                    "ftv/veth"]
+    head = ["test"] + [names[c] for c in configs] + [
+        "ftv/WireGuard", "ftv/veth", "ftv/WireGuard paired"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for (test, metric, label, unit), rt in zip(ROWS, rats):
@@ -354,13 +366,16 @@ def markdown(med, meta, rats, tgts, configs):
             continue
         row = [f"{label} ({unit})"]
         row += [cell(med, c, test, metric) for c in configs]
-        row += [num(rt["ftv/wireguard"]), num(rt["ftv/veth"])]
+        row += [num(rt["ftv/wireguard"]), num(rt["ftv/veth"]),
+                num(rt["ftv/wireguard paired"])]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.append("ftv/veth is against veth with offloads on, except in the "
-                 "loss rows, which run with the cable's offloads off for "
-                 "every configuration. CPU per GB counts both ends (one VM); "
-                 "lower is better.")
+    lines.append("The ratios divide the medians; \"paired\" is the median "
+                 "over the repeats of ftv/WireGuard measured in the same "
+                 "repeat, a minute or less apart. ftv/veth is against veth "
+                 "with offloads on, except in the loss rows, which run with "
+                 "the cable's offloads off for every configuration. CPU per "
+                 "GB counts both ends (one VM); lower is better.")
     lines.append("")
     lines.append("Targets (reported, never asserted):")
     lines.append("")
@@ -458,12 +473,16 @@ def chart(path, med, meta, configs):
 
 def print_ratios(rats, tgts):
     print()
-    print(f"{'ratios (medians)':<40} {'ftv/WireGuard':>14} {'ftv/veth':>10}")
+    print(f"{'ratios of the medians':<42} {'ftv/WireGuard':>14} "
+          f"{'ftv/veth':>9} {'(paired)':>9}")
     for rt in rats:
         if rt["ftv/wireguard"] is None and rt["ftv/veth"] is None:
             continue
-        print(f"{rt['label'] + ' (' + rt['unit'] + ')':<40} "
-              f"{num(rt['ftv/wireguard']):>14} {num(rt['ftv/veth']):>10}")
+        print(f"{rt['label'] + ' (' + rt['unit'] + ')':<42} "
+              f"{num(rt['ftv/wireguard']):>14} {num(rt['ftv/veth']):>9} "
+              f"{num(rt['ftv/wireguard paired']):>9}")
+    print("(paired: the median over the repeats of ftv/WireGuard measured "
+          "in the same repeat)")
     print()
     print("targets (reported, not asserted):")
     for t in tgts:
@@ -478,7 +497,7 @@ def report(outdir, resdir, name):
     meta = {"guest": guest_meta(outdir), "host": host_meta(outdir)}
     present = {s["config"] for s in samples}
     configs = [c for c, _ in CONFIGS if c in present]
-    rats = ratios(med)
+    rats = ratios(med, samples)
     tgts = targets(med)
 
     os.makedirs(resdir, exist_ok=True)

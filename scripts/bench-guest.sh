@@ -14,13 +14,15 @@
 #   | veth0 10.0.0.1 (the cable) ------|--------|- veth0 10.0.0.2                  |
 #   +----------------------------------+        +----------------------------------+
 #
-# Each configuration gets fresh namespaces and only its own tunnel:
+# Each configuration has namespaces of its own (A1/B1, A2/B2, ...), made
+# afresh for every repeat, with only its own tunnel:
 #   veth             the cable itself, offloads as they come (TSO/GSO/GRO on)
 #   veth-nooffload   the cable with TSO, GSO, GRO and tx checksumming off
 #   wireguard        WireGuard over the cable
 #   ftv              ftv over the cable, set up as selftests/lib.sh does
 #   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
-# and the repeats interleave them: for each repeat, every configuration.
+# and each repeat interleaves them: for every measurement, every
+# configuration in turn.
 #
 # Tests (BENCH_TESTS picks some): tcp1 and tcp4 (one and four TCP streams,
 # A->B and B->A), pps (64-byte UDP payloads
@@ -204,19 +206,6 @@ measure()
 	sleep 0.5
 }
 
-run_tcp()
-{
-	local r=$1 cfg=$2 n=$3
-
-	measure "$r" "$cfg" "tcp${n}_fwd" "$T" "$OMIT" "$ANCHOR_B" "$DEV_B" -P "$n"
-	measure "$r" "$cfg" "tcp${n}_rev" "$T" "$OMIT" "$ANCHOR_A" "$DEV_A" -P "$n" -R
-}
-
-run_pps()
-{
-	measure "$1" "$2" pps "$PPS_T" 0 "$ANCHOR_B" "$DEV_B" -u -l 64 -b 0
-}
-
 # netem NS DEV LOSS : delay and loss on DEV's egress
 netem()
 {
@@ -232,38 +221,62 @@ offloads_off()
 {
 	local ns
 	for ns in "$A" "$B"; do
-		ethtool_off "$ns" veth0 || return 1
+		ip netns exec "$ns" ethtool -K veth0 tso off gso off gro off tx off \
+			>/dev/null 2>&1 || return 1
 	done
 }
 
-ethtool_off()
+# run REPEAT CONFIG UNIT : one measurement, with CONFIG in use
+run()
 {
-	ip netns exec "$1" ethtool -K "$2" tso off gso off gro off tx off \
-		>/dev/null 2>&1
-}
+	local r=$1 cfg=$2 unit=$3 loss
 
-run_loss()
-{
-	local r=$1 cfg=$2 loss
-
-	offloads_off || say "$cfg: could not turn offloads off on the cable"
-	for loss in "${LOSSES[@]}"; do
+	case $unit in
+	tcp?_fwd)
+		measure "$r" "$cfg" "$unit" "$T" "$OMIT" "$ANCHOR_B" "$DEV_B" \
+			-P "${unit:3:1}" ;;
+	tcp?_rev)
+		measure "$r" "$cfg" "$unit" "$T" "$OMIT" "$ANCHOR_A" "$DEV_A" \
+			-P "${unit:3:1}" -R ;;
+	pps)
+		measure "$r" "$cfg" pps "$PPS_T" 0 "$ANCHOR_B" "$DEV_B" \
+			-u -l 64 -b 0 ;;
+	loss_*)
+		loss=${unit#loss_}
+		if [ -z "${LOSSY[$cfg]:-}" ]; then
+			offloads_off || say "$cfg: could not turn offloads off on the cable"
+			LOSSY[$cfg]=1
+		fi
 		if ! netem "$A" veth0 "$loss" || ! netem "$B" veth0 "$loss"; then
 			say "$cfg: netem failed"
 			return 1
 		fi
 		EXTRA="\"loss\":$loss,\"delay\":\"$DELAY\"" \
-			measure "$r" "$cfg" "loss_$loss" "$LOSS_T" "$OMIT" "$ANCHOR_B" "$DEV_B"
-	done
-	tc -n "$A" qdisc del dev veth0 root 2>/dev/null
-	tc -n "$B" qdisc del dev veth0 root 2>/dev/null
+			measure "$r" "$cfg" "$unit" "$LOSS_T" "$OMIT" "$ANCHOR_B" "$DEV_B" ;;
+	esac
 }
 
 # ---------------------------------------------------------------- setups
 
+# underlay : namespaces A$IDX and B$IDX (set $A and $B) joined by
+# veth0 <-> veth0, 10.0.0.1/24 and 10.0.0.2/24, as pair_underlay in
+# selftests/lib.sh makes them, but under names of their own, so that every
+# configuration can be up at the same time
+underlay()
+{
+	local a=A$IDX b=B$IDX
+
+	ns_create "$a" "$b" || return 1
+	A=${!a} B=${!b}
+	veth_pair "$A" veth0 "$B" veth0 &&
+		ip -n "$A" addr add 10.0.0.1/24 dev veth0 &&
+		ip -n "$B" addr add 10.0.0.2/24 dev veth0 || return 1
+	B_ENDPOINT=10.0.0.2:$FTV_PORT
+}
+
 cfg_veth()
 {
-	pair_underlay || return 1
+	underlay || return 1
 	ADDR_B=10.0.0.2 DEV_A=veth0 DEV_B=veth0
 }
 
@@ -276,7 +289,7 @@ cfg_wireguard()
 {
 	local ns
 
-	pair_underlay || return 1
+	underlay || return 1
 	tmpdir
 	(umask 077 && wg genkey >"$FTV_TMP/wa.key" && wg genkey >"$FTV_TMP/wb.key") ||
 		return 1
@@ -301,7 +314,7 @@ cfg_wireguard()
 
 cfg_ftv()
 {
-	pair_underlay && pair_ftv || return 1
+	underlay && pair_ftv || return 1
 	ADDR_B=10.9.0.2 DEV_A=ftv0 DEV_B=ftv0
 	connect_ping "$A" 10.9.0.2
 }
@@ -329,7 +342,7 @@ cfg_openvpn_tcp()
 	local ns role peer me them n common
 
 	command -v openvpn >/dev/null || { say "openvpn not installed"; return 1; }
-	pair_underlay && ovpn_certs || return 1
+	underlay && ovpn_certs || return 1
 	common=(--dev tun0 --dev-type tun --data-ciphers CHACHA20-POLY1305
 		--disable-dco --verb 3 --daemon)
 	for role in server client; do
@@ -353,24 +366,88 @@ cfg_openvpn_tcp()
 	connect_ping "$A" 10.7.0.2 60
 }
 
-# tests_for CONFIG : the tests that configuration takes part in
-tests_for()
+# units : the measurements of one repeat, in order
+units()
 {
-	local t
+	local t loss
 	for t in "${TESTS[@]}"; do
-		case $1:$t in
-		openvpn-tcp:loss | wireguard:* | ftv:* | veth-nooffload:*) echo "$t" ;;
-		veth:loss | openvpn-tcp:*) ;;
-		*) echo "$t" ;;
+		case $t in
+		tcp1 | tcp4) echo "${t}_fwd" "${t}_rev" ;;
+		pps) echo pps ;;
+		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
+		*) say "unknown test $t" >&2 ;;
 		esac
+	done | tr ' ' '\n'
+}
+
+# takes CONFIG UNIT : whether CONFIG is measured in UNIT. The loss steps
+# run with the cable's offloads off, so veth with offloads is not in them;
+# OpenVPN over TCP is there only to show what loss does to TCP over TCP.
+takes()
+{
+	case $1:$2 in
+	veth:loss_*) return 1 ;;
+	openvpn-tcp:loss_*) return 0 ;;
+	openvpn-tcp:*) return 1 ;;
+	esac
+	return 0
+}
+
+# wanted CONFIG : whether any measurement takes CONFIG
+wanted()
+{
+	local unit
+	for unit in "${UNITS[@]}"; do
+		takes "$1" "$unit" && return 0
 	done
+	return 1
+}
+
+# Each configuration's namespaces, devices and anchors while it is up.
+declare -A UP=() C_A=() C_B=() C_ADDR=() C_DEVA=() C_DEVB=() C_ANCA=() C_ANCB=()
+declare -A LOSSY=()
+
+setup()	# setup REPEAT CONFIG
+{
+	local r=$1 cfg=$2
+
+	if ! "cfg_${cfg//-/_}"; then
+		say "$cfg: setup failed; it is not measured in repeat $r"
+		SERIES=''
+		record "$r" "$cfg" setup "" 1 '"error":"setup failed"'
+		return 1
+	fi
+	anchors || say "$cfg: the namespaces' anchor processes did not start"
+	ip -n "$A" -d link show "$DEV_A" >"$GUEST/link-$cfg" 2>&1
+	ip netns exec "$A" ethtool -k veth0 >"$GUEST/offloads-$cfg" 2>&1
+	ip netns exec "$B" iperf3 -s >>"$LOGS/iperf3-server-$cfg.log" 2>&1 &
+	bg_track $!
+	UP[$cfg]=1 C_A[$cfg]=$A C_B[$cfg]=$B C_ADDR[$cfg]=$ADDR_B
+	C_DEVA[$cfg]=$DEV_A C_DEVB[$cfg]=$DEV_B
+	C_ANCA[$cfg]=$ANCHOR_A C_ANCB[$cfg]=$ANCHOR_B
+}
+
+use()	# use CONFIG : make CONFIG's state the current one
+{
+	A=${C_A[$1]} B=${C_B[$1]} ADDR_B=${C_ADDR[$1]}
+	DEV_A=${C_DEVA[$1]} DEV_B=${C_DEVB[$1]}
+	ANCHOR_A=${C_ANCA[$1]} ANCHOR_B=${C_ANCB[$1]}
 }
 
 teardown()
 {
+	local cfg r=$1
+
+	for cfg in "${!UP[@]}"; do
+		use "$cfg"
+		case $cfg in
+		ftv) nsx "$A" "$FTVCTL" show ftv0 >"$GUEST/ftvctl-show-r$r" 2>&1 ;;
+		wireguard) nsx "$A" wg show wg0 >"$GUEST/wg-show-r$r" 2>&1 ;;
+		esac
+	done
 	cleanup
-	FTV_NAMESPACES=() FTV_PIDS=() FTV_DEFERRED=() FTV_TMP=
-	A='' B='' ANCHOR_A='' ANCHOR_B=''
+	FTV_NAMESPACES=() FTV_PIDS=() FTV_DEFERRED=() FTV_TMP=''
+	UP=() LOSSY=()
 }
 
 # ---------------------------------------------------------------- run
@@ -400,40 +477,32 @@ modprobe tun 2>/dev/null
 say "kernel $(cat "$GUEST/kernel"), $(nproc) CPUs: $(cat "$GUEST/cpu-model")"
 say "$REPEATS repeats of: ${CONFIGS[*]}; tests: ${TESTS[*]}; TCP runs ${T}s after ${OMIT}s"
 
+# Every configuration is up at once, each in its own namespaces, and the
+# repeats interleave them measurement by measurement (the order rotating
+# from one repeat to the next), so that what the host's load does to the
+# VM over the minutes of a run falls on all of them alike.
+mapfile -t UNITS < <(units)
 start=$SECONDS
 for ((r = 1; r <= REPEATS; r++)); do
-	for cfg in "${CONFIGS[@]}"; do
-		mapfile -t tests < <(tests_for "$cfg")
-		[ ${#tests[@]} -gt 0 ] || continue
-		say "repeat $r/$REPEATS, $cfg ($((SECONDS - start)) s so far)"
-		if ! "cfg_${cfg//-/_}"; then
-			say "$cfg: setup failed; its tests are not run in repeat $r"
-			SERIES=
-			record "$r" "$cfg" setup "" 1 '"error":"setup failed"'
-			teardown
-			continue
-		fi
-		anchors || say "$cfg: the namespaces' anchor processes did not start"
-		ip -n "$A" -d link show "$DEV_A" >"$GUEST/link-$cfg" 2>&1
-		ip netns exec "$A" ethtool -k veth0 >"$GUEST/offloads-$cfg" 2>&1
-		nsx "$B" iperf3 -s >"$LOGS/iperf3-server-$cfg.log" 2>&1 &
-		bg_track $!
-		for t in "${tests[@]}"; do
-			case $t in
-			tcp1) run_tcp "$r" "$cfg" 1 ;;
-			tcp4) run_tcp "$r" "$cfg" 4 ;;
-			pps) run_pps "$r" "$cfg" ;;
-			loss) run_loss "$r" "$cfg" ;;
-			*) say "unknown test $t" ;;
-			esac
-		done
-		if [ "$cfg" = ftv ]; then
-			nsx "$A" "$FTVCTL" show ftv0 >"$GUEST/ftvctl-show-r$r" 2>&1
-		elif [ "$cfg" = wireguard ]; then
-			nsx "$A" wg show wg0 >"$GUEST/wg-show-r$r" 2>&1
-		fi
-		teardown
+	say "repeat $r/$REPEATS: setting up ($((SECONDS - start)) s so far)"
+	order=()
+	for ((i = 0; i < ${#CONFIGS[@]}; i++)); do
+		cfg=${CONFIGS[$(((i + r - 1) % ${#CONFIGS[@]}))]}
+		wanted "$cfg" || continue
+		order+=("$cfg")
+		IDX=$i
+		setup "$r" "$cfg"
 	done
+	for unit in "${UNITS[@]}"; do
+		for cfg in "${order[@]}"; do
+			if [ -z "${UP[$cfg]:-}" ] || ! takes "$cfg" "$unit"; then
+				continue
+			fi
+			use "$cfg"
+			run "$r" "$cfg" "$unit"
+		done
+	done
+	teardown "$r"
 done
 say "done in $((SECONDS - start)) s"
 
