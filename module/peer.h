@@ -85,7 +85,7 @@ struct ftv_endpoint {
  * @keepalive_timer: sends keepalives when persistent keepalive is on
  * @dead_timer: notices when what we send goes unanswered
  * @reply_timer: answers received data we have not answered otherwise
- * @reply_armed: jiffies when @reply_timer was armed
+ * @sent_since_rx: something went out since data last came in
  * @last_received: jiffies of the last authenticated message
  * @path_dead: what we send has gone unanswered; a new connection is due
  * @had_session: a session was established since the last loss, so the
@@ -120,7 +120,7 @@ struct ftv_peer {
 	struct timer_list keepalive_timer;
 	struct timer_list dead_timer;
 	struct timer_list reply_timer;
-	unsigned long reply_armed;
+	bool sent_since_rx;
 	unsigned long last_received;
 	bool path_dead;
 	bool had_session;

@@ -82,8 +82,11 @@ static void reply_expired(struct timer_list *timer)
 	struct ftv_peer *peer = from_timer(peer, timer, reply_timer);
 	struct ftv_conn *conn;
 
-	if (!peer_alive(peer) ||
-	    time_after_eq(READ_ONCE(peer->last_sent), peer->reply_armed))
+	/* A flag rather than jiffies: a reply can go out in the same jiffy
+	 * as the data it answers, or the data in the same jiffy as our own
+	 * last message.
+	 */
+	if (!peer_alive(peer) || READ_ONCE(peer->sent_since_rx))
 		return;
 	rcu_read_lock_bh();
 	conn = rcu_dereference_bh(peer->conn);
@@ -187,6 +190,8 @@ void ftv_timers_sent(struct ftv_peer *peer, bool data)
 	 */
 	if (READ_ONCE(peer->last_sent) != now)
 		WRITE_ONCE(peer->last_sent, now);
+	if (!READ_ONCE(peer->sent_since_rx))
+		WRITE_ONCE(peer->sent_since_rx, true);
 	if (data && !timer_pending(&peer->dead_timer) && peer_alive(peer))
 		mod_timer(&peer->dead_timer,
 			  now + msecs_to_jiffies(FTV_DEAD_AFTER_MS));
@@ -211,11 +216,13 @@ void ftv_timers_received(struct ftv_peer *peer, bool data)
 		WRITE_ONCE(peer->last_received, now);
 	if (timer_pending(&peer->dead_timer))
 		del_timer(&peer->dead_timer);
-	if (data && !timer_pending(&peer->reply_timer) && peer_alive(peer)) {
-		WRITE_ONCE(peer->reply_armed, now);
+	if (!data)
+		return;
+	if (READ_ONCE(peer->sent_since_rx))
+		WRITE_ONCE(peer->sent_since_rx, false);
+	if (!timer_pending(&peer->reply_timer) && peer_alive(peer))
 		mod_timer(&peer->reply_timer,
 			  now + msecs_to_jiffies(FTV_REPLY_AFTER_MS));
-	}
 }
 
 /**
