@@ -282,6 +282,10 @@ static void ftv_setup(struct net_device *dev)
 	dev->hw_features |= FTV_FEATURES;
 	dev->hw_enc_features |= FTV_FEATURES;
 	ftv_compat_set_lltx(dev);
+	/* Keep the inner route on packets we are given: ICMP errors and
+	 * path MTU updates for their senders need it.
+	 */
+	netif_keep_dst(dev);
 	dev->mtu = FTV_DEFAULT_MTU;
 	dev->min_mtu = IPV4_MIN_MTU;
 	dev->max_mtu = IP_MAX_MTU - FTV_OUTER_MAX_HLEN - FTV_DATA_OVERHEAD;
