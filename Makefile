@@ -11,6 +11,8 @@
 #   make bench [BENCH_QUICK=1]      ftv beside veth, WireGuard and OpenVPN, in a
 #                                   VM; table and chart in bench/results/
 #   make check-style                checkpatch --strict, kernel-doc, shellcheck
+#   make dist                       ftv-VERSION.tar.xz of HEAD, with the
+#                                   VERSION file dkms and the build read
 #   make clean
 #
 # FTV_NO_VM=1 makes check and demo run on this host's running kernel
@@ -41,7 +43,7 @@ MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/
 CHECKPATCH_COMPAT := module/compat.h
 SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
 
-.PHONY: all module tools clean install check demo bench check-style
+.PHONY: all module tools clean install check demo bench check-style dist
 
 all: module tools
 
@@ -59,6 +61,15 @@ install: module tools
 	$(KBUILD) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	$(MAKE) -C tools/ftvctl install $(if $(PREFIX),PREFIX=$(PREFIX)) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools/ftv-quick install $(if $(PREFIX),PREFIX=$(PREFIX)) DESTDIR=$(DESTDIR)
+
+# A release tarball has no .git: scripts/version.sh reads VERSION instead.
+dist:
+	@set -e; v=$$(scripts/version.sh); d=.cache/dist; \
+	case $$v in *.dirty) echo "dist: uncommitted changes are left out of ftv-$$v" >&2;; esac; \
+	rm -rf $$d; mkdir -p $$d/ftv-$$v; echo "$$v" >$$d/ftv-$$v/VERSION; \
+	git archive --format=tar --prefix=ftv-$$v/ -o $$d/ftv-$$v.tar HEAD; \
+	tar -rf $$d/ftv-$$v.tar -C $$d ftv-$$v/VERSION; \
+	xz -f $$d/ftv-$$v.tar; mv $$d/ftv-$$v.tar.xz .; echo "ftv-$$v.tar.xz"
 
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
