@@ -76,7 +76,7 @@ build_module()
 		--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' \
 		Kbuild module | tar -C "$dir" -xf - &&
 	$MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$dir" \
-		"$@" modules
+		FTV_VERSION="$(scripts/version.sh)" "$@" modules
 }
 
 build=$ROOT/.cache/build/$kver
@@ -97,15 +97,21 @@ if ! $MAKE --no-print-directory tools; then
 	failed=1
 fi
 
-# ftvctl's own tests need no module and run here, on the host; their
-# cases count like the selftests'.
+# ftvctl's own tests and the dkms packaging's need no module and run
+# here, on the host; their cases count like the selftests'.
 host_pass=0
 host_fail=0
 if [ "$what" = check ] && [ "$failed" = 0 ] &&
    grep -q '^check:' tools/ftvctl/Makefile 2>/dev/null; then
-	step "ftvctl's tests (host, no module needed)"
+	step "ftvctl's and dkms's tests (host, no module needed)"
 	log=$ROOT/.cache/ftvctl-check.log
-	$MAKE --no-print-directory -C tools/ftvctl check </dev/null 2>&1 | tee "$log"
+	{
+		$MAKE --no-print-directory -C tools/ftvctl check </dev/null
+		r1=$?
+		# dkms add/build/install for every installed 6.x kernel.
+		tools/packaging/dkms.sh </dev/null
+		exit $((r1 | $?))
+	} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	host_pass=$(grep -cE '^ok [0-9]+' "$log")
 	host_fail=$(grep -cE '^not ok [0-9]+' "$log")

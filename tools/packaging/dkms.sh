@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# dkms.sh: the dkms packaging, as a user would use it, on the host (dkms
+# builds and installs; nothing is loaded). For every supported kernel whose
+# headers are installed, `dkms add`, `build` and `install` a clean copy of
+# the checkout and then a `make dist` tarball, and check what modinfo says
+# of the installed module. dkms works in temporary trees (--dkmstree,
+# --sourcetree, --installtree), so /usr/src, /var/lib/dkms and /lib/modules
+# stay as they were. KTAP on stdout.
+#
+#	tools/packaging/dkms.sh [KVER...]
+
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tap.sh
+. "$ROOT/tools/tap.sh"
+
+if ! command -v dkms >/dev/null; then
+	echo "1..0 # SKIP dkms is not installed"
+	exit 0
+fi
+
+kernels=("$@")
+if [ ${#kernels[@]} -eq 0 ]; then
+	for d in /lib/modules/6.*/build; do
+		[ -d "$d" ] || continue
+		k=${d#/lib/modules/}
+		kernels+=("${k%/build}")
+	done
+fi
+
+# A clean copy: what a user clones, without our build products.
+git -C "$ROOT" -c safe.directory='*' archive --format=tar --prefix=ftv/ HEAD |
+	tar -C "$TMP" -xf - || { echo "Bail out! git archive failed"; exit 1; }
+cp -a "$ROOT/.git" "$TMP/ftv/.git"
+want=$("$TMP/ftv/scripts/version.sh")
+result "$([ "$want" = "$("$ROOT/scripts/version.sh" | sed 's/\.dirty$//')" ]; echo $?)" \
+	"the version of a checkout comes from git: $want"
+
+# diag TEXT : TEXT as KTAP diagnostics
+diag() { printf '%s\n' "$1" | sed 's/^/# /'; }
+
+# dkms_in NAME : dkms with its trees under $TMP/NAME
+dkms_in()
+{
+	local t=$TMP/$1
+
+	shift
+	dkms --dkmstree "$t/tree" --sourcetree "$t/src" --installtree "$t/inst" "$@"
+}
+
+# try SRC NAME VERSION : add SRC, then build and install for each kernel
+try()
+{
+	local src=$1 name=$2 version=$3 k out ko rc
+
+	mkdir -p "$TMP/$name/tree" "$TMP/$name/src"
+	out=$(cd "$src" && dkms_in "$name" add . 2>&1)
+	rc=$?
+	[ "$rc" = 0 ] || diag "$out"
+	result "$rc" "$name: dkms add . registers ftv/$version"
+	for k in "${kernels[@]}"; do
+		mkdir -p "$TMP/$name/inst/$k"
+		out=$(dkms_in "$name" build "ftv/$version" -k "$k" 2>&1 &&
+		      dkms_in "$name" install "ftv/$version" -k "$k" 2>&1)
+		rc=$?
+		ko=$(find "$TMP/$name/inst/$k" -name 'ftv.ko*' | head -n 1)
+		[ "$rc" = 0 ] && [ -n "$ko" ] &&
+			[ "$(modinfo -F version "$ko" 2>/dev/null)" = "$version" ] &&
+			[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$k" ]
+		rc=$?
+		[ "$rc" = 0 ] || diag "$(tail -n 20 <<<"$out")"
+		result "$rc" "$name: dkms build and install for $k, modinfo says $version"
+	done
+	dkms_in "$name" remove "ftv/$version" --all >/dev/null 2>&1
+}
+
+try "$TMP/ftv" checkout "$want"
+
+# A release: make dist's tarball carries VERSION instead of .git.
+if out=$(make -s -C "$TMP/ftv" dist 2>&1); then
+	tarball=$TMP/ftv/$(echo "$out" | tail -n 1)
+	mkdir "$TMP/release"
+	tar -C "$TMP/release" -xJf "$tarball"
+	rel=$(echo "$TMP"/release/ftv-*)
+	result "$([ "$(cat "$rel/VERSION" 2>/dev/null)" = "$want" ]; echo $?)" \
+		"make dist: ${tarball##*/} carries VERSION $want"
+	try "$rel" release "$want"
+else
+	diag "$out"
+	result 1 "make dist"
+fi
+
+tap_done
