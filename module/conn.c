@@ -107,6 +107,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->peer = peer;
 	conn->tuple = *tuple;
 	conn->created = jiffies;
+	spin_lock_init(&conn->xmit_lock);
+	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);
 	INIT_HLIST_NODE(&conn->hash);

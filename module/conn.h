@@ -59,6 +59,8 @@ enum ftv_conn_state {
  * @ts_recent: latest timestamp value from the peer, echoed back
  * @ts_offset: random offset of our timestamp clock
  * @ip_id: IPv4 identification counter
+ * @xmit_lock: keeps numbering and sending of segments in one order
+ * @xmit_cpu: the CPU holding @xmit_lock, or -1
  * @send_counter: next nonce for @send_tfm
  * @send_tfm: AEAD keyed for our direction
  * @recv_tfm: AEAD keyed for the peer's direction
@@ -94,6 +96,8 @@ struct ftv_conn {
 	atomic_t ts_recent;
 	u32 ts_offset;
 	atomic_t ip_id;
+	spinlock_t xmit_lock; /* segments leave in sequence order */
+	int xmit_cpu;
 	atomic64_t send_counter;
 	struct crypto_aead *send_tfm;
 	struct crypto_aead *recv_tfm;

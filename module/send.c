@@ -265,13 +265,41 @@ static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
 	atomic_set(&conn->acked, rcv_nxt);
 }
 
+/*
+ * Segments of one connection leave in the order of their sequence numbers,
+ * even when several CPUs send. Otherwise the peer may acknowledge a segment
+ * that a middlebox (or a capture) on our side has not seen leave yet, and
+ * conntrack calls such an ACK invalid ("ACK is over the upper bound"). The
+ * lock covers numbering and handing over to the stack, not the sealing.
+ * Finding it held by this very CPU means the segment went round a routing
+ * loop through another device and came back here: it is dropped.
+ */
 static int conn_send(struct ftv_conn *conn, struct sk_buff *skb, u8 flags,
 		     struct dst_entry *dst)
 {
 	struct ftv_tcp_params params;
+	int cpu, ret;
 
+	local_bh_disable();
+	cpu = smp_processor_id();
+	if (!spin_trylock(&conn->xmit_lock)) {
+		if (unlikely(READ_ONCE(conn->xmit_cpu) == cpu)) {
+			local_bh_enable();
+			if (dst && !IS_ERR(dst))
+				dst_release(dst);
+			DEV_STATS_INC(conn->device->dev, tx_errors);
+			kfree_skb(skb);
+			return -ELOOP;
+		}
+		spin_lock(&conn->xmit_lock);
+	}
+	WRITE_ONCE(conn->xmit_cpu, cpu);
 	conn_params(conn, &params, flags, skb->len);
-	return conn_route_and_send(conn, skb, dst, &params);
+	ret = conn_route_and_send(conn, skb, dst, &params);
+	WRITE_ONCE(conn->xmit_cpu, -1);
+	spin_unlock(&conn->xmit_lock);
+	local_bh_enable();
+	return ret;
 }
 
 static struct sk_buff *alloc_control(unsigned int payload_len)
