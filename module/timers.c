@@ -11,6 +11,17 @@
 #include "peer.h"
 #include "send.h"
 
+#include <linux/moduleparam.h>
+
+/*
+ * How long sent data may go unanswered before the path counts as dead.
+ * Tests that hold a peer's segments back on purpose raise it.
+ */
+static unsigned int dead_after_ms = FTV_DEAD_AFTER_MS;
+module_param(dead_after_ms, uint, 0644);
+MODULE_PARM_DESC(dead_after_ms,
+		 "Data unanswered for this long means the path is gone");
+
 static bool peer_alive(struct ftv_peer *peer)
 {
 	return !READ_ONCE(peer->is_dead);
@@ -71,7 +82,7 @@ static void dead_expired(struct timer_list *timer)
 		return;
 	net_dbg_ratelimited("%s: peer %llu: no answer for %u ms\n",
 			    peer->device->dev->name, peer->internal_id,
-			    FTV_DEAD_AFTER_MS);
+			    READ_ONCE(dead_after_ms));
 	WRITE_ONCE(peer->path_dead, true);
 	ftv_peer_lost(peer);
 	ftv_timers_want_connection(peer);
@@ -179,7 +190,7 @@ void ftv_timers_connected(struct ftv_peer *peer)
  * @peer: the peer
  * @data: it carried a packet (a keepalive does not)
  *
- * Data that goes unanswered for FTV_DEAD_AFTER_MS means the path is gone.
+ * Data that goes unanswered for dead_after_ms means the path is gone.
  */
 void ftv_timers_sent(struct ftv_peer *peer, bool data)
 {
@@ -194,7 +205,7 @@ void ftv_timers_sent(struct ftv_peer *peer, bool data)
 		WRITE_ONCE(peer->sent_since_rx, true);
 	if (data && !timer_pending(&peer->dead_timer) && peer_alive(peer))
 		mod_timer(&peer->dead_timer,
-			  now + msecs_to_jiffies(FTV_DEAD_AFTER_MS));
+			  now + msecs_to_jiffies(READ_ONCE(dead_after_ms)));
 }
 
 /**
