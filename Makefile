@@ -5,8 +5,9 @@
 #   make [KDIR=...] [W=1] [C=1|2] [FTV_DEBUG=1]
 #                                   build module/ftv.ko and tools/ftvctl/ftvctl
 #   make install [DESTDIR=...] [PREFIX=...]
-#   make check [KVER=6.12 | FTV_KERNEL=6.12] [TEST_PROGS="test_ping.sh"]
-#                                   selftests in a VM (default: Debian's 6.1)
+#   make check [KVER="6.1 6.12"] [TEST_PROGS="test_ping.sh"]
+#                                   selftests in a VM per kernel (default:
+#                                   Debian's 6.1 and bookworm-backports' 6.12)
 #   make demo                       two namespaces talking through ftv, in a VM
 #   make bench [BENCH_QUICK=1]      ftv beside veth, WireGuard and OpenVPN, in a
 #                                   VM; table and chart in bench/results/

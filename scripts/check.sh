@@ -7,9 +7,10 @@
 #
 #	scripts/check.sh [check|demo]
 #
-# Environment: KVER or FTV_KERNEL picks the kernel (a version or prefix
-# for scripts/kernel.sh, default 6.1); FTV_NO_VM=1 runs on this host with
-# its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
+# Environment: KVER or FTV_KERNEL picks the kernels, by version or prefix
+# for scripts/kernel.sh, separated by spaces (check's default "6.1 6.12",
+# Debian's and bookworm-backports'; demo's 6.1); FTV_NO_VM=1 runs on this
+# host with its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
 # TEST_PROGS limits which selftests run; MAKE is the make to use.
 #
 # Two modules are built: the one users run, which the selftests exercise,
@@ -17,8 +18,9 @@
 # test_module_selftests.sh loads that one ($FTV_DEBUG_KO) and reads them.
 #
 # For check, the last line printed is always "N passed, N failed", over
-# the selftests in the VM and ftvctl's own tests on the host; a build that
-# fails or a VM that dies before reporting counts as one failure.
+# the selftests in each kernel's VM and the host's own tests (ftvctl,
+# ftv-quick, dkms); a build that fails or a VM that dies before reporting
+# counts as one failure. Each kernel's VM logs stay in .vm-out/KVER/.
 
 set -u
 
@@ -51,12 +53,21 @@ if [ "${FTV_SKIP_DEPS:-0}" != 1 ]; then
 fi
 
 if [ "${FTV_NO_VM:-0}" = 1 ]; then
-	kver=$(uname -r)
+	kvers=$(uname -r)
 else
-	kver=$(scripts/kernel.sh "${KVER:-${FTV_KERNEL:-6.1}}") || {
-		[ "$what" = check ] && summary 0 1
-		exit 1
-	}
+	if [ "$what" = check ]; then
+		want=${KVER:-${FTV_KERNEL:-6.1 6.12}}
+	else
+		want=${KVER:-${FTV_KERNEL:-6.1}}
+	fi
+	kvers=
+	for k in $want; do
+		v=$(scripts/kernel.sh "$k") || {
+			[ "$what" = check ] && summary 0 1
+			exit 1
+		}
+		kvers="$kvers $v"
+	done
 fi
 
 # ftv.ko is built from a copy of the sources in .cache/build/KVER, so
@@ -79,16 +90,13 @@ build_module()
 		FTV_VERSION="$(scripts/version.sh)" "$@" modules
 }
 
-build=$ROOT/.cache/build/$kver
-step "build ftv.ko for $kver (in ${build#"$ROOT"/}, and a debug build)"
-if ! build_module "$build" ||
-   ! build_module "$build-debug" FTV_DEBUG=1; then
-	echo "check: building the module failed; nothing to test"
-	[ "$what" = check ] && summary 0 1
-	exit 1
-fi
-ko=$build/module/ftv.ko
-export FTV_DEBUG_KO=$build-debug/module/ftv.ko
+# build_for KVER : the module users run and the debug build, for KVER
+build_for()
+{
+	build=$ROOT/.cache/build/$kver
+	step "build ftv.ko for $kver (in ${build#"$ROOT"/}, and a debug build)"
+	build_module "$build" && build_module "$build-debug" FTV_DEBUG=1
+}
 
 step "build ftvctl"
 if ! $MAKE --no-print-directory tools; then
@@ -121,33 +129,58 @@ if [ "$what" = check ] && [ "$failed" = 0 ] &&
 fi
 
 if [ "$what" = demo ]; then
+	kver=${kvers# }
+	kver=${kver%% *}
+	build_for || exit 1
 	step "demo in a VM running $kver"
-	scripts/vm.sh -k "$kver" -m "$ko" -- selftests/demo.sh
+	scripts/vm.sh -k "$kver" -m "$build/module/ftv.ko" -- selftests/demo.sh
 	exit
 fi
 
-step "selftests in a VM running $kver"
-scripts/vm.sh -k "$kver" -m "$ko" -- selftests/run.sh
-rc=$?
+# run_suite : the selftests in a VM running $kver; sets pass and fail
+run_suite()
+{
+	local out=.vm-out/$kver rc last
 
-out=.vm-out/output.log
-last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" 2>/dev/null | tail -n 1)
-if [ -n "$last" ]; then
-	pass=${last%% passed*}
-	fail=${last#*passed, }
-	fail=${fail%% failed}
-else
-	# The run did not get to its summary: count what it reported.
-	echo "check: the selftests did not finish (exit $rc); counting what they reported"
-	pass=$(grep -cE '^# ok [0-9]+' "$out" 2>/dev/null)
-	fail=$(grep -cE '^# not ok [0-9]+' "$out" 2>/dev/null)
-	fail=$((${fail:-0} + 1))
-fi
-pass=${pass:-0}
-if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+	pass=0
 	fail=1
-fi
-echo "check: selftests in the VM: $pass passed, $fail failed;" \
-	"ftvctl's tests on the host: $host_pass passed, $host_fail failed"
-echo "check: logs in .vm-out/ (output.log, logs/*.log, dmesg.log, kernel.log)"
-summary $((pass + host_pass)) $((fail + failed + host_fail))
+	if ! build_for; then
+		echo "check: building the module for $kver failed; nothing to test there"
+		return
+	fi
+	export FTV_DEBUG_KO=$build-debug/module/ftv.ko
+	step "selftests in a VM running $kver"
+	scripts/vm.sh -k "$kver" -o "$out" -m "$build/module/ftv.ko" -- selftests/run.sh
+	rc=$?
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/output.log" 2>/dev/null | tail -n 1)
+	if [ -n "$last" ]; then
+		pass=${last%% passed*}
+		fail=${last#*passed, }
+		fail=${fail%% failed}
+	else
+		# The run did not get to its summary: count what it reported.
+		echo "check: the selftests did not finish on $kver (exit $rc); counting what they reported"
+		pass=$(grep -cE '^# ok [0-9]+' "$out/output.log" 2>/dev/null)
+		fail=$(grep -cE '^# not ok [0-9]+' "$out/output.log" 2>/dev/null)
+		fail=$((${fail:-0} + 1))
+	fi
+	pass=${pass:-0}
+	if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		fail=1
+	fi
+	echo "check: selftests on $kver: $pass passed, $fail failed; logs in $out/" \
+		"(output.log, logs/*.log, dmesg.log, kernel.log)"
+}
+
+total_pass=$host_pass
+total_fail=$((failed + host_fail))
+report="host: $host_pass passed, $host_fail failed"
+for kver in $kvers; do
+	run_suite
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	report="$report; $kver: $pass passed, $fail failed"
+done
+echo
+echo "check: $report"
+summary "$total_pass" "$total_fail"
