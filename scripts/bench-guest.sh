@@ -44,7 +44,9 @@
 # BENCH_PPS_TIME (6 s),
 # BENCH_TESTS ("tcp1 tcp4 pps loss"), BENCH_CONFIGS ("veth veth-nooffload
 # wireguard ftv openvpn-tcp"), BENCH_LOSS ("0 0.1 0.5 1 5"),
-# BENCH_DELAY (10ms).
+# BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
+# ftrace profile of one stream through WireGuard and ftv, after the
+# measurements).
 
 # The setups are called by name (cfg_CONFIG), wait_for calls its command,
 # and pair_underlay's optional argument is not this script's.
@@ -504,6 +506,83 @@ for ((r = 1; r <= REPEATS; r++)); do
 	done
 	teardown "$r"
 done
+# Where the time goes: after the measurements, so that tracing costs no
+# figure, one stream A->B through WireGuard and through ftv with ftrace's
+# function_graph tracer on the tunnel's own functions and the AEAD code it
+# calls, for 2 s. (perf record is no use here: under emulation its
+# sampling timer fires when the vCPU idles, and 99 % of samples land in
+# native_safe_halt.) Per function: calls, mean and total time, to
+# guest/profile-CONFIG.txt. Tracing slows every traced call alike; read the
+# times against each other, not as absolute costs.
+TRACEFS=/sys/kernel/tracing
+profile()
+{
+	local cfg=$1 mods f
+
+	case $cfg in
+	ftv) mods="ftv chacha20poly1305 chacha_generic poly1305_x86_64" ;;
+	wireguard) mods="wireguard libchacha20poly1305 libchacha chacha_x86_64 poly1305_x86_64" ;;
+	esac
+	IDX=0
+	setup 0 "$cfg" || return 1
+	use "$cfg"
+	wait_for 10 iperf_server_up || return 1
+	echo 0 >"$TRACEFS/tracing_on"
+	echo nop >"$TRACEFS/current_tracer"
+	: >"$TRACEFS/set_ftrace_filter"
+	for f in $mods; do
+		echo "*:mod:$f" >>"$TRACEFS/set_ftrace_filter" 2>/dev/null
+	done
+	for f in __skb_gso_segment ip_local_out ip6_local_out udp_tunnel_xmit_skb \
+		 napi_gro_receive gro_cells_receive netif_rx skb_checksum_help; do
+		echo "$f" >>"$TRACEFS/set_ftrace_filter" 2>/dev/null
+	done
+	echo 16384 >"$TRACEFS/buffer_size_kb"
+	echo funcgraph-tail >"$TRACEFS/trace_options"
+	echo function_graph >"$TRACEFS/current_tracer"
+	: >"$TRACEFS/trace"
+	nsx "$A" iperf3 -c "$ADDR_B" -t 6 >"$LOGS/profile-iperf3-$cfg.log" 2>&1 &
+	bg_track $!
+	sleep 2 # past slow start
+	echo 1 >"$TRACEFS/tracing_on"
+	sleep 2
+	echo 0 >"$TRACEFS/tracing_on"
+	awk '
+		# " 1)   3.456 us    |  name();" or " 1)   3.456 us    |  } /* name */"
+		match($0, /[0-9.]+ us +\|/) {
+			us = substr($0, RSTART, RLENGTH) + 0
+			rest = substr($0, RSTART + RLENGTH)
+			# a module function is "name [module]"
+			if (match(rest, /\/\* [^*]+ \*\//))
+				name = substr(rest, RSTART + 3, RLENGTH - 6)
+			else if (match(rest, /[A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])?\(\);/))
+				name = substr(rest, RSTART, RLENGTH - 3)
+			else
+				next
+			sub(/ \[/, "[", name)
+			n[name]++; t[name] += us
+		}
+		END {
+			for (f in n)
+				printf "%-48s %9d %10.2f %10.1f\n", f, n[f], t[f] / n[f], t[f] / 1000
+		}' "$TRACEFS/trace" | sort -k4,4nr >/tmp/profile.txt
+	{
+		printf '%-48s %9s %10s %10s\n' function calls mean_us total_ms
+		cat /tmp/profile.txt
+	} >"$GUEST/profile-$cfg.txt"
+	echo nop >"$TRACEFS/current_tracer"
+	: >"$TRACEFS/set_ftrace_filter"
+	echo 1408 >"$TRACEFS/buffer_size_kb"
+	teardown profile
+}
+if [ "${BENCH_PROFILE:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 0 || echo 1)}" = 1 ] &&
+   [ -w "$TRACEFS/current_tracer" ]; then
+	for cfg in wireguard ftv; do
+		say "profile: $cfg"
+		profile "$cfg" || say "profile: $cfg failed"
+	done
+fi
+
 say "done in $((SECONDS - start)) s"
 
 {
