@@ -239,6 +239,10 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
  * whether only one device was asked for.
  */
 enum { DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE };
+/* cb->args[DUMP_SINGLE]: 0 for every device, 1 for the one at
+ * DUMP_IFINDEX, or this for one that is named but not looked up yet.
+ */
+enum { DUMP_SINGLE_UNRESOLVED = 2 };
 
 /*
  * One message for @fdev: the device's own attributes when starting, then as
@@ -309,14 +313,25 @@ static struct ftv_device *next_device(struct net *net, long ifindex)
 static int get_device_start(struct netlink_callback *cb)
 {
 	struct nlattr **attrs = ftv_compat_dump_attrs(cb);
-	struct ftv_device *fdev;
 
 	cb->args[DUMP_IFINDEX] = 0;
 	cb->args[DUMP_PEER_IDX] = 0;
-	cb->args[DUMP_SINGLE] = 0;
-	if (!attrs || (!attrs[FTV_A_IFINDEX] && !attrs[FTV_A_IFNAME]))
-		return 0;
-	fdev = lookup_device(sock_net(cb->skb->sk), attrs, cb->extack);
+	cb->args[DUMP_SINGLE] = attrs && (attrs[FTV_A_IFINDEX] ||
+					  attrs[FTV_A_IFNAME]) ?
+				DUMP_SINGLE_UNRESOLVED : 0;
+	return 0;
+}
+
+/*
+ * The device a dump asks for is looked up in the first dump call, not in
+ * start: Linux 6.1 gives start no extack, and a rejection there would
+ * carry no message.
+ */
+static int resolve_single(struct netlink_callback *cb, struct net *net)
+{
+	struct ftv_device *fdev;
+
+	fdev = lookup_device(net, ftv_compat_dump_attrs(cb), cb->extack);
 	if (IS_ERR(fdev))
 		return PTR_ERR(fdev);
 	cb->args[DUMP_IFINDEX] = fdev->dev->ifindex;
@@ -330,6 +345,12 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	struct net *net = sock_net(cb->skb->sk);
 	struct ftv_device *fdev;
 	int ret;
+
+	if (cb->args[DUMP_SINGLE] == DUMP_SINGLE_UNRESOLVED) {
+		ret = resolve_single(cb, net);
+		if (ret)
+			return ret;
+	}
 
 	while (cb->args[DUMP_IFINDEX] >= 0) {
 		fdev = next_device(net, cb->args[DUMP_IFINDEX]);
