@@ -75,6 +75,7 @@ dist:
 clean:
 	if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	if [ -f tools/ftvctl/Makefile ]; then $(MAKE) -C tools/ftvctl clean; fi
+	$(MAKE) -C selftests clean
 	rm -rf .vm-out .cache/build .cache/ftvctl-check.log
 
 # scripts/check.sh installs what is missing, builds for the test kernel,

@@ -98,10 +98,14 @@ build_for()
 	build_module "$build" && build_module "$build-debug" FTV_DEBUG=1
 }
 
-step "build ftvctl"
+step "build ftvctl and the selftests' programs"
 if ! $MAKE --no-print-directory tools; then
 	# The module's own tests can still run; the ones that need ftvctl bail.
 	echo "check: building ftvctl failed"
+	failed=1
+fi
+if ! $MAKE --no-print-directory -C selftests; then
+	echo "check: building selftests/ftvfuzz failed"
 	failed=1
 fi
 
