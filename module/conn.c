@@ -11,6 +11,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "peer.h"
+#include "token.h"
 #include "send.h"
 #include "timers.h"
 
@@ -331,8 +332,11 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	struct ftv_device *fdev = peer->device;
 	struct ftv_identity identity;
 	struct ftv_tuple tuple;
+	siphash_key_t token_key;
+	u8 psk[FTV_KEY_SIZE];
 	struct ftv_conn *conn;
 	unsigned int pad;
+	u32 isn;
 
 	if (!ftv_device_copy_identity(fdev, &identity))
 		return NULL;
@@ -344,9 +348,17 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	if (!conn)
 		goto out;
 	conn->is_initiator = true;
-	atomic_set(&conn->snd_nxt, get_random_u32() + 1);
+	/* The SYN's ISN and timestamp carry the token the responder
+	 * checks; our timestamp clock runs on from the SYN's.
+	 */
+	spin_lock_bh(&peer->lock);
+	memcpy(psk, peer->preshared_key, sizeof(psk));
+	spin_unlock_bh(&peer->lock);
+	ftv_token_key(&token_key, peer->public_key, psk);
+	ftv_token_make(&token_key, &isn, &conn->syn_tsval);
+	atomic_set(&conn->snd_nxt, isn + 1);
 	atomic_set(&conn->ip_id, get_random_u32());
-	conn->ts_offset = get_random_u32();
+	conn->ts_offset = conn->syn_tsval - jiffies_to_msecs(jiffies);
 	/* Keyed for real when the response arrives, in softirq context,
 	 * where allocating a transform is not allowed.
 	 */
@@ -364,6 +376,8 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	conn->init_len = sizeof(struct ftv_msg_init) + pad;
 	conn->state = FTV_CONN_SYN_SENT;
 out:
+	memzero_explicit(psk, sizeof(psk));
+	memzero_explicit(&token_key, sizeof(token_key));
 	memzero_explicit(&identity, sizeof(identity));
 	return conn;
 }

@@ -58,6 +58,7 @@ enum ftv_conn_state {
  * @acked: @rcv_nxt as of the last segment we sent
  * @ts_recent: latest timestamp value from the peer, echoed back
  * @ts_offset: random offset of our timestamp clock
+ * @syn_tsval: initiator: the SYN's timestamp value, part of its token
  * @ip_id: IPv4 identification counter
  * @xmit_lock: keeps numbering and sending of segments in one order
  * @xmit_cpu: the CPU holding @xmit_lock, or -1
@@ -95,6 +96,7 @@ struct ftv_conn {
 	atomic_t acked;
 	atomic_t ts_recent;
 	u32 ts_offset;
+	u32 syn_tsval;
 	atomic_t ip_id;
 	spinlock_t xmit_lock; /* segments leave in sequence order */
 	int xmit_cpu;

@@ -260,6 +260,8 @@ static void ftv_destruct(struct net_device *dev)
 	skb_queue_purge(&fdev->handshake_queue);
 	ftv_conn_gc(fdev, true);
 	kfree_sensitive(rcu_dereference_protected(fdev->identity, true));
+	ftv_token_free_keys(fdev);
+	ftv_token_cache_free(fdev->token_cache);
 	gro_cells_destroy(&fdev->gro_cells);
 	free_percpu(dev->tstats);
 	pr_debug("%s: device destroyed\n", dev->name);
@@ -378,19 +380,28 @@ static int init_private(struct ftv_device *fdev)
 	spin_lock_init(&fdev->conn_lock);
 	ftv_allowedips_init(&fdev->allowedips, &fdev->device_update_lock);
 	get_random_bytes(&fdev->cookie_key, sizeof(fdev->cookie_key));
+	fdev->token_cache = ftv_token_cache_create();
+	if (!fdev->token_cache)
+		return -ENOMEM;
 	ftv_ratelimiter_init(&fdev->ratelimiter);
 	skb_queue_head_init(&fdev->handshake_queue);
 	INIT_WORK(&fdev->handshake_work, ftv_receive_handshake_worker);
 	INIT_DELAYED_WORK(&fdev->gc_work, gc_work);
 	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
-	if (!dev->tstats)
-		return -ENOMEM;
-	ret = gro_cells_init(&fdev->gro_cells, dev);
-	if (ret) {
-		free_percpu(dev->tstats);
-		return ret;
+	if (!dev->tstats) {
+		ret = -ENOMEM;
+		goto err_cache;
 	}
+	ret = gro_cells_init(&fdev->gro_cells, dev);
+	if (ret)
+		goto err_stats;
 	return 0;
+
+err_stats:
+	free_percpu(dev->tstats);
+err_cache:
+	ftv_token_cache_free(fdev->token_cache);
+	return ret;
 }
 
 static int ftv_newlink(struct net *src_net, struct net_device *dev,
@@ -424,6 +435,7 @@ err_unregister:
 err_private:
 	gro_cells_destroy(&fdev->gro_cells);
 	free_percpu(dev->tstats);
+	ftv_token_cache_free(fdev->token_cache);
 	return ret;
 }
 

@@ -6,6 +6,7 @@
 #include "allowedips.h"
 #include "peer.h"
 #include "ratelimiter.h"
+#include "token.h"
 
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
@@ -44,6 +45,8 @@ struct ftv_identity {
  * @listen_port: TCP port the device accepts connections on; 0 = none
  * @fwmark: mark set on outer segments
  * @cookie_key: key for stateless SYN-ACK sequence numbers
+ * @token_keys: keys SYN tokens are checked with; NULL without a private key
+ * @token_cache: SYN tokens seen lately, refused when they come again
  * @handshake_queue: received handshake initiations for @handshake_work
  * @handshake_work: processes @handshake_queue in process context
  * @gc_work: frees lingering connections
@@ -67,6 +70,8 @@ struct ftv_device {
 	u16 listen_port;
 	u32 fwmark;
 	siphash_key_t cookie_key;
+	struct ftv_token_keys __rcu *token_keys;
+	struct ftv_token_cache *token_cache;
 	struct sk_buff_head handshake_queue;
 	struct work_struct handshake_work;
 	struct delayed_work gc_work;

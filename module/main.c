@@ -11,6 +11,7 @@
 #include "netlink.h"
 #include "noise.h"
 #include "replay.h"
+#include "token.h"
 
 #include <linux/ftv.h>
 #include <linux/module.h>
@@ -20,7 +21,7 @@ static int __init ftv_selftests(void)
 {
 #ifdef DEBUG
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
-	    !ftv_faketcp_selftest()) {
+	    !ftv_faketcp_selftest() || !ftv_token_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}

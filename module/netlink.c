@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "device.h"
 #include "peer.h"
+#include "token.h"
 #include "timers.h"
 
 #include <linux/ftv.h>
@@ -411,6 +412,7 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 	if (attrs[FTV_A_PRIVATE_KEY])
 		ftv_device_set_identity(fdev,
 					nla_data(attrs[FTV_A_PRIVATE_KEY]));
+	ftv_token_update_keys(fdev);
 out:
 	mutex_unlock(&fdev->device_update_lock);
 	rtnl_unlock();
@@ -685,6 +687,8 @@ static int do_peer(struct genl_info *info, u8 cmd)
 		if (ret)
 			NL_SET_ERR_MSG_MOD(extack, "cannot apply peer settings");
 	}
+	/* A pre-shared key is part of the peer's SYN token key. */
+	ftv_token_update_keys(fdev);
 out:
 	mutex_unlock(&fdev->device_update_lock);
 	ftv_peer_put(peer);

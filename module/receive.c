@@ -16,6 +16,7 @@
 #include "faketcp.h"
 #include "noise.h"
 #include "peer.h"
+#include "token.h"
 #include "send.h"
 #include "timers.h"
 
@@ -568,6 +569,34 @@ static bool find_owner(struct list_head *devices,
 }
 
 /*
+ * On the listen port, without a connection, take only a SYN whose token
+ * (token.c) is valid and new, and the initiator's segments that carry our
+ * SYN-ACK's cookie. Everything else is the host's: a prober finds whatever
+ * the host runs on the port, or a closed port, as anywhere else.
+ */
+static bool listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
+			  struct ftv_segment *seg, unsigned int thoff)
+{
+	const struct ftv_token_keys *keys;
+
+	if (skb_is_gso(skb) || trim_to_ip_len(skb) ||
+	    parse_tcp(skb, seg, thoff))
+		return false;
+	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
+	case TCPHDR_SYN:
+		keys = rcu_dereference(fdev->token_keys);
+		return seg->opts.has_ts && keys &&
+		       ftv_token_check(keys, seg->seq, seg->opts.tsval) &&
+		       !ftv_token_cache_seen(fdev->token_cache, seg->seq,
+					     seg->opts.tsval);
+	case TCPHDR_ACK:
+		return cookie_valid(fdev, seg);
+	default:
+		return false;
+	}
+}
+
+/*
  * GRO on the underlay may have merged several of our segments into one
  * superpacket; each carries a message of its own, so split them back.
  */
@@ -693,7 +722,8 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 		learn_path_mtu(devices, skb, state->net);
 		return NF_ACCEPT;
 	}
-	if (!find_owner(devices, &seg.tuple, &fdev, &conn))
+	if (!find_owner(devices, &seg.tuple, &fdev, &conn) ||
+	    (!conn && !listen_claims(fdev, skb, &seg, thoff)))
 		return NF_ACCEPT;
 	/* skb is ours from here on, whatever happens. */
 	if (unlikely(skb_is_gso(skb)))

@@ -486,8 +486,10 @@ void ftv_send_keepalive(struct ftv_conn *conn)
 }
 
 /**
- * ftv_send_syn - open (or retry opening) the connection
+ * ftv_send_syn - open the connection
  * @conn: a connection in SYN_SENT
+ *
+ * The ISN and the timestamp value are the SYN token (token.c).
  */
 void ftv_send_syn(struct ftv_conn *conn)
 {
@@ -495,7 +497,7 @@ void ftv_send_syn(struct ftv_conn *conn)
 		.seq = atomic_read(&conn->snd_nxt) - 1,
 		.flags = TCPHDR_SYN,
 		.window = 64240,
-		.tsval = ftv_conn_tsval(conn),
+		.tsval = conn->syn_tsval,
 		.mss = conn->tuple.family == AF_INET ? 1460 : 1440,
 	};
 	struct sk_buff *skb = alloc_control(0);

@@ -36,18 +36,24 @@ static void connect_work(struct work_struct *work)
 		ftv_conn_open(peer);
 }
 
-/* Retransmit the SYN, or abandon the attempt once it has taken too long. */
+/*
+ * Abandon an attempt whose SYN went unanswered, or that has taken too long,
+ * and dial anew if there is a reason to. A SYN is never sent twice: the
+ * responder refuses a SYN token it has seen before (it could be a replay),
+ * so the retry is a new connection from a new port, as an application that
+ * retries would open.
+ */
 static void connect_expired(struct timer_list *timer)
 {
 	struct ftv_peer *peer = from_timer(peer, timer, connect_timer);
 	struct ftv_conn *conn;
-	bool resend = false;
 
 	rcu_read_lock_bh();
 	spin_lock_bh(&peer->lock);
 	conn = peer->pending;
-	if (conn && time_after(jiffies, conn->created +
-			       msecs_to_jiffies(FTV_CONNECT_TIMEOUT_MS))) {
+	if (conn && (READ_ONCE(conn->state) == FTV_CONN_SYN_SENT ||
+		     time_after(jiffies, conn->created +
+				msecs_to_jiffies(FTV_CONNECT_TIMEOUT_MS)))) {
 		peer->pending = NULL;
 		ftv_conn_retire(conn);
 		conn = NULL;
@@ -55,15 +61,11 @@ static void connect_expired(struct timer_list *timer)
 		    READ_ONCE(peer->persistent_keepalive) ||
 		    READ_ONCE(peer->path_dead))
 			ftv_timers_want_connection(peer);
-	} else if (conn) {
-		resend = READ_ONCE(conn->state) == FTV_CONN_SYN_SENT;
-	} else if (READ_ONCE(peer->path_dead)) {
+	} else if (!conn && READ_ONCE(peer->path_dead)) {
 		/* The last attempt could not even start (no route). */
 		ftv_timers_want_connection(peer);
 	}
 	spin_unlock_bh(&peer->lock);
-	if (resend)
-		ftv_send_syn(conn);
 	if (conn && peer_alive(peer))
 		mod_timer(&peer->connect_timer,
 			  jiffies + msecs_to_jiffies(FTV_SYN_RETRANSMIT_MS));
