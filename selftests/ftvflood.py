@@ -2,77 +2,140 @@
 # SPDX-License-Identifier: GPL-2.0
 """Forged key exchanges for the ftv selftests.
 
-  ftvflood.py SRC DST PORT COUNT
+  ftvflood.py SRC DST PORT COUNT PUBKEY
 
-Opens COUNT real TCP connections from SRC to DST:PORT (so each passes the
-SYN cookie check, as an attacker that receives at its address would), sends
-100 to 200 random bytes on each (a forged initiation), and resets it.
-Prints the number of initiations sent and the seconds it took.
+Plays COUNT fake TCP handshakes from SRC to DST:PORT with raw sockets, as
+a stranger who knows the responder's public key PUBKEY (base64) would:
+a SYN with a valid token (ftvtoken.py), then, on the SYN-ACK, the ACK
+with 100 to 200 random bytes (a forged initiation). Prints the number of
+initiations sent and the seconds it took. Run it from an address of the
+namespace's own: its kernel answers the SYN-ACKs with resets, which the
+responder ignores (they fall through to its host).
 """
 
-import fcntl
 import os
-import selectors
+import random
+import select
 import socket
 import struct
 import sys
 import time
 
+import ftvtoken
+
 BATCH = 64
-SIOCOUTQNSD = 0x894B  # bytes queued on a TCP socket but not sent yet
 
 
-def unsent(s):
-    try:
-        return struct.unpack("i", fcntl.ioctl(s, SIOCOUTQNSD,
-                                              b"\0" * 4))[0]
-    except OSError:
-        return 0
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
 
 
-def one_batch(src, dst, port, n):
-    sel = selectors.DefaultSelector()
-    socks = []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                     struct.pack("ii", 1, 0))
-        s.bind((src, 0))
-        s.setblocking(False)
-        s.connect_ex((dst, port))
-        sel.register(s, selectors.EVENT_WRITE)
-        socks.append(s)
+def segment(src, dst, sport, dport, seq, ack, flags, opts, payload=b""):
+    doff = (20 + len(opts)) // 4
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, doff << 4,
+                      flags, 64240, 0, 0) + opts + payload
+    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + \
+        struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp))
+    csum = checksum(pseudo + tcp)
+    tcp = tcp[:16] + struct.pack("!H", csum) + tcp[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp),
+                     random.getrandbits(16), 0x4000, 64,
+                     socket.IPPROTO_TCP, 0, socket.inet_aton(src),
+                     socket.inet_aton(dst))
+    return ip + tcp
+
+
+def syn_options(tsval):
+    # MSS 1460, SACK permitted, timestamps, NOP, window scale 7: Linux's
+    return b"\x02\x04\x05\xb4\x04\x02\x08\x0a" + struct.pack("!II", tsval, 0) \
+        + b"\x01\x03\x03\x07"
+
+
+def ts_options(tsval, tsecr):
+    return b"\x01\x01\x08\x0a" + struct.pack("!II", tsval, tsecr)
+
+
+def parse_synack(pkt, src, dst, port):
+    """(dport, seq, tsval) of a SYN-ACK from dst:port to src, else None."""
+    ihl = (pkt[0] & 0x0f) * 4
+    if len(pkt) < ihl + 20 or pkt[9] != socket.IPPROTO_TCP or \
+            pkt[12:16] != socket.inet_aton(dst) or \
+            pkt[16:20] != socket.inet_aton(src):
+        return None
+    sport, dport, seq, _, doff, flags = struct.unpack_from("!HHIIBB", pkt,
+                                                           ihl)
+    if sport != port or flags & 0x12 != 0x12:
+        return None
+    tsval = 0
+    opts = pkt[ihl + 20:ihl + (doff >> 4) * 4]
+    i = 0
+    while i < len(opts):
+        kind = opts[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2:
+            break
+        if kind == 8 and opts[i + 1] == 10:
+            tsval = struct.unpack_from("!I", opts, i + 2)[0]
+        i += opts[i + 1]
+    return dport, seq, tsval
+
+
+def one_batch(tx, rx, src, dst, port, key, n):
+    pending = {}
+    for sport in random.sample(range(20000, 60000), n):
+        tsval = random.getrandbits(32)
+        isn = ftvtoken.token_isn(key, tsval, ftvtoken.step_of(time.time()))
+        pending[sport] = (isn, tsval)
+        tx.sendto(segment(src, dst, sport, port, isn, 0, 0x02,
+                          syn_options(tsval)), (dst, 0))
     sent = 0
-    deadline = time.monotonic() + 5
-    pending = len(socks)
-    while pending and time.monotonic() < deadline:
-        for key, _ in sel.select(timeout=0.5):
-            s = key.fileobj
-            sel.unregister(s)
-            pending -= 1
-            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
-                try:
-                    s.send(os.urandom(100 + os.urandom(1)[0] % 101))
-                    sent += 1
-                except OSError:
-                    pass
-    # A reset discards what is still queued: close only once every
-    # forgery has left, so that each one sent is one that B received.
     deadline = time.monotonic() + 2
-    while any(unsent(s) for s in socks) and time.monotonic() < deadline:
-        time.sleep(0.001)
-    for s in socks:
-        s.close()
+    while pending and time.monotonic() < deadline:
+        if not select.select([rx], [], [], 0.2)[0]:
+            continue
+        while True:
+            try:
+                pkt = rx.recv(65535)
+            except BlockingIOError:
+                break
+            got = parse_synack(pkt, src, dst, port)
+            if not got or got[0] not in pending:
+                continue
+            sport, their_seq, their_ts = got
+            isn, tsval = pending.pop(sport)
+            payload = os.urandom(100 + random.randrange(101))
+            tx.sendto(segment(src, dst, sport, port, (isn + 1) & 0xffffffff,
+                              (their_seq + 1) & 0xffffffff, 0x18,
+                              ts_options((tsval + 1) & 0xffffffff, their_ts),
+                              payload),
+                      (dst, 0))
+            sent += 1
     return sent
 
 
 def main():
     src, dst, port, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
         int(sys.argv[4])
+    key = ftvtoken.token_key(ftvtoken.read_key(sys.argv[5]))
+    tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    rx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    rx.setblocking(False)
     start = time.monotonic()
     sent = 0
-    while sent < count:
-        sent += one_batch(src, dst, port, min(BATCH, count - sent))
+    tries = 0
+    while sent < count and tries < 4 * count:
+        n = min(BATCH, count - sent)
+        tries += n
+        sent += one_batch(tx, rx, src, dst, port, key, n)
     print(sent, "%.1f" % (time.monotonic() - start))
 
 

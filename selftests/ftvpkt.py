@@ -13,6 +13,11 @@
       of the most common value; prints "count max_share worst_position".
       With "first", only the first payload of each direction of each
       connection: the key exchange messages
+  ftvpkt.py syn PCAP IFACE [NEWSRC]
+      re-send the first SYN (without ACK) found in PCAP out of IFACE,
+      unchanged or from the address NEWSRC (checksums fixed up)
+  ftvpkt.py synfields PCAP
+      "ISN TSVAL UNIXTIME" of every SYN (without ACK) in PCAP, one per line
   ftvpkt.py lengths PCAP SRC DST [first|rest]
       the distinct payload lengths from SRC to DST, one per line; "first"
       counts only the first payload of each connection, "rest" all others
@@ -95,8 +100,39 @@ def stats(path, pairs, positions, first=False):
     return True
 
 
+def syns(path):
+    for pkt in rdpcap(path):
+        if TCP in pkt and pkt[TCP].flags & 0x12 == 0x02:
+            yield pkt
+
+
+def resend_syn(path, iface, newsrc=None):
+    for pkt in syns(path):
+        pkt = pkt.copy()
+        if newsrc:
+            pkt[IP].src = newsrc
+            del pkt[IP].chksum
+            del pkt[TCP].chksum
+        sendp(pkt if Ether in pkt else Ether() / pkt, iface=iface,
+              verbose=False)
+        return True
+    return False
+
+
+def syn_fields(path):
+    for pkt in syns(path):
+        ts = dict(pkt[TCP].options).get("Timestamp")
+        if ts:
+            print(pkt[TCP].seq, ts[0], "%.3f" % float(pkt.time))
+    return True
+
+
 def main(argv):
     cmd = argv[1]
+    if cmd == "syn":
+        return resend_syn(argv[2], argv[3], argv[4] if len(argv) > 4 else None)
+    if cmd == "synfields":
+        return syn_fields(argv[2])
     if cmd in ("replay", "bitflip"):
         n = int(argv[6]) if len(argv) > 6 else 1
         return resend(argv[2], argv[3], argv[4], argv[5], n,

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Bounded work for strangers (R-C5): while A moves a file through its
-# tunnel, a stranger at another address completes 10,000 TCP handshakes
-# with B's listen port and sends a forged initiation on each. The transfer
+# tunnel, a stranger at another address who knows B's public key (and so
+# can make SYN tokens) completes 10,000 fake TCP handshakes with B's
+# listen port and sends a forged initiation on each. The transfer
 # must arrive intact, A's session must stay, and B must account for every
 # forgery in its device counters: nearly all refused by the rate limit
 # before any key exchange work, the rest failing authentication (or, for
@@ -57,7 +58,7 @@ backlog_drops()
 }
 lost0=$(backlog_drops)
 ip netns exec "$A" "$PYTHON" "$FLOOD" 10.0.0.3 10.0.0.2 "$FTV_PORT" "$FORGED" \
-	>"$FTV_TMP/flood" &
+	"$(pubkey_of b)" >"$FTV_TMP/flood" &
 fpid=$!
 bg_track "$fpid"
 nsx "$A" timeout 600 nc -N 10.9.0.2 "$TCP_PORT" <"$FTV_TMP/send" &
