@@ -63,7 +63,8 @@ tar -C "$ROOT" -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 	--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' Kbuild module |
 	tar -C "$build" -xf - ||
 	die "cannot copy the sources to $build"
-$MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$build" modules ||
+$MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$build" \
+	FTV_VERSION="$(scripts/version.sh)" modules ||
 	die "building the module failed"
 
 step "build ftvctl"
