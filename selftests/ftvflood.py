@@ -22,6 +22,7 @@ import sys
 import time
 
 import ftvtoken
+from forgetcp import timestamps
 
 BATCH = 64
 
@@ -71,21 +72,8 @@ def parse_synack(pkt, src, dst, port):
                                                            ihl)
     if sport != port or flags & 0x12 != 0x12:
         return None
-    tsval = 0
-    opts = pkt[ihl + 20:ihl + (doff >> 4) * 4]
-    i = 0
-    while i < len(opts):
-        kind = opts[i]
-        if kind == 0:
-            break
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= len(opts) or opts[i + 1] < 2:
-            break
-        if kind == 8 and opts[i + 1] == 10:
-            tsval = struct.unpack_from("!I", opts, i + 2)[0]
-        i += opts[i + 1]
+    ts = timestamps(pkt[ihl + 20:ihl + (doff >> 4) * 4])
+    tsval = struct.unpack("!I", ts[:4])[0] if ts else 0
     return dport, seq, tsval
 
 
