@@ -78,6 +78,7 @@ fi
 # that a check never races with a build someone runs in the tree at the
 # same time, and builds for different kernels do not overwrite each other.
 # tar keeps the timestamps, so kbuild rebuilds only what changed.
+mkdir -p "$ROOT/.cache"
 [ -f "$ROOT/.cache/.gitignore" ] || echo '*' >"$ROOT/.cache/.gitignore"
 
 # build_module DIR [MAKE-ARGS...] : copy the sources to DIR and build there
@@ -129,8 +130,10 @@ if [ "$what" = check ] && [ "$failed" = 0 ] &&
 		exit $((r1 | $?))
 	} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	host_pass=$(grep -cE '^ok [0-9]+' "$log")
-	host_fail=$(grep -cE '^not ok [0-9]+' "$log")
+	host_pass=$(grep -cE '^ok [0-9]+' "$log" 2>/dev/null)
+	host_fail=$(grep -cE '^not ok [0-9]+' "$log" 2>/dev/null)
+	host_pass=${host_pass:-0}
+	host_fail=${host_fail:-1}
 	if [ "$rc" -ne 0 ] && [ "$host_fail" -eq 0 ]; then
 		host_fail=1
 	fi
