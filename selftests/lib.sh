@@ -378,6 +378,28 @@ kmsg_mark()
 	echo "$mark"
 }
 
+# capture NS IFACE FILE [TCPDUMP-ARGS...] FILTER : tcpdump on IFACE in NS
+# into FILE, in the background, from the moment it listens. Sets
+# CAPTURE_PID (tcpdump itself, not a shell); capture_stop ends it.
+capture()
+{
+	local ns=$1 iface=$2 file=$3
+
+	shift 3
+	# Not through nsx, so that $! is tcpdump itself.
+	ip netns exec "$ns" tcpdump -n -U -i "$iface" -w "$file" "$@" 2>"$file.err" &
+	CAPTURE_PID=$!
+	bg_track "$CAPTURE_PID"
+	wait_for 10 grep -q "listening on" "$file.err"
+}
+
+# capture_stop : end the last capture, everything written
+capture_stop()
+{
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait "$CAPTURE_PID" 2>/dev/null
+}
+
 # dmesg_since MARK : the kernel log after MARK
 dmesg_since()
 {

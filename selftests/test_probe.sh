@@ -64,12 +64,8 @@ bg_track "$http"
 serving() { nsx "$B" ss -Hltn "sport = :$FTV_PORT" | grep -q .; }
 wait_for 10 serving || ktap_bail "the HTTP server did not start"
 
-ip netns exec "$B" tcpdump -n -U -i veth0 -w "$FTV_TMP/b.pcap" \
-	"tcp port $FTV_PORT" 2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-capturing() { grep -q "listening on" "$FTV_TMP/tcpdump.err"; }
-wait_for 10 capturing || ktap_bail "tcpdump did not start"
+capture "$B" veth0 "$FTV_TMP/b.pcap" "tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start"
 
 connect_ping "$A" 10.9.0.2 || ktap_bail "no tunnel with a web server on the port"
 ktap_ok "the tunnel opens on a port a web server listens on"
@@ -91,8 +87,7 @@ else
 	ktap_diag <"$FTV_TMP/transfer.out"
 fi
 
-kill -INT "$tpid"
-wait "$tpid" 2>/dev/null
+capture_stop
 kill "$http"
 wait "$http" 2>/dev/null
 # A's SYNs (curl's come from 10.0.0.3), checked against B's key.
@@ -110,11 +105,8 @@ fi
 # ---- replayed SYNs
 kmark=$(kmsg_mark)
 created() { dmesg_since "$kmark" | grep -c "ftv: connection 51820:.* created"; }
-ip netns exec "$B" tcpdump -n -U -i veth0 -w "$FTV_TMP/replay.pcap" \
-	"host 10.0.0.3 and tcp port $FTV_PORT" 2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-wait_for 10 capturing || ktap_bail "tcpdump did not start"
+capture "$B" veth0 "$FTV_TMP/replay.pcap" "host 10.0.0.3 and tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start"
 tcpdump -n -r "$FTV_TMP/b.pcap" -w "$FTV_TMP/a-syn.pcap" \
 	"src host 10.0.0.1 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" 2>/dev/null
 nsx "$A" "$PYTHON" "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 ||
@@ -123,8 +115,7 @@ nsx "$A" "$PYTHON" "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 10.0.0.3 ||
 	ktap_diag "could not replay A's SYN from 10.0.0.3"
 answered() { [ "$(tcpdump -n -r "$FTV_TMP/replay.pcap" 'src host 10.0.0.2' 2>/dev/null | wc -l)" -ge 1 ]; }
 wait_for 10 answered
-kill -INT "$tpid"
-wait "$tpid" 2>/dev/null
+capture_stop
 rst=$(tcpdump -n -r "$FTV_TMP/replay.pcap" \
 	'src host 10.0.0.2 and tcp[tcpflags] & tcp-rst != 0' 2>/dev/null | wc -l)
 synack=$(tcpdump -n -r "$FTV_TMP/replay.pcap" \
@@ -139,12 +130,9 @@ ip -n "$A" route add 10.77.0.0/16 dev ftv0 || ktap_bail "no route for the fake p
 for ((i = 0; i < FAKE_PEERS; i++)); do
 	echo "peer $("$FTVCTL" genkey | "$FTVCTL" pubkey) endpoint 10.0.0.2:$FTV_PORT allowed-ips 10.77.$i.1/32"
 done >"$FTV_TMP/fake-peers"
-ip netns exec "$B" tcpdump -n -U -i veth0 -c 300 -w "$FTV_TMP/syns.pcap" \
-	"src host 10.0.0.1 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" \
-	2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-wait_for 10 capturing || ktap_bail "tcpdump did not start"
+capture "$B" veth0 "$FTV_TMP/syns.pcap" -c 300 \
+	"src host 10.0.0.1 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" ||
+	ktap_bail "tcpdump did not start"
 while read -r _ key rest; do
 	# shellcheck disable=SC2086 # the options are words
 	nsx "$A" "$FTVCTL" peer add ftv0 "$key" $rest || break
@@ -152,9 +140,9 @@ done <"$FTV_TMP/fake-peers"
 for ((i = 0; i < FAKE_PEERS; i++)); do
 	ip netns exec "$A" ping -q -c 1 -W 1 "10.77.$i.1" >/dev/null 2>&1 &
 done
-have_all() { ! kill -0 "$tpid" 2>/dev/null; }
-wait_for 60 have_all || kill -INT "$tpid"
-wait "$tpid" 2>/dev/null
+have_all() { ! kill -0 "$CAPTURE_PID" 2>/dev/null; }
+wait_for 60 have_all
+capture_stop
 "$PYTHON" "$PKT" synfields "$FTV_TMP/syns.pcap" >"$FTV_TMP/syn-fields"
 n=$(wc -l <"$FTV_TMP/syn-fields")
 read -r isn_bits ts_bits < <("$PYTHON" "$TOKEN" randomness <"$FTV_TMP/syn-fields")

@@ -32,13 +32,8 @@ pub_b=$(pubkey_of b)
 	nsx "$B" "$FTVCTL" peer set ftv0 "$pub_a" preshared-key "$FTV_TMP/psk2"; } ||
 	ktap_bail "cannot set the pre-shared keys"
 
-# Not through nsx, so that $! is tcpdump itself.
-ip netns exec "$B" tcpdump -n -U -i veth0 -w "$FTV_TMP/b.pcap" \
-	"tcp port $FTV_PORT" 2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-capturing() { grep -q "listening on" "$FTV_TMP/tcpdump.err"; }
-wait_for 10 capturing || ktap_bail "tcpdump did not start"
+capture "$B" veth0 "$FTV_TMP/b.pcap" "tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start"
 nsx "$A" ping -q -c 1 -W 1 10.9.0.2 >/dev/null 2>&1
 count() { tcpdump -n -r "$FTV_TMP/b.pcap" "$1" 2>/dev/null | wc -l; }
 reset() { [ "$(count 'src host 10.0.0.2 and tcp[tcpflags] & tcp-rst != 0')" -gt 0 ]; }
@@ -49,8 +44,7 @@ else
 	ktap_fail "B's host, not ftv, answers A's SYNs made with another pre-shared key: RST, no SYN-ACK"
 	tcpdump -n -r "$FTV_TMP/b.pcap" 2>&1 | tail -n 5 | ktap_diag
 fi
-kill -INT "$tpid"
-wait "$tpid" 2>/dev/null
+capture_stop
 ktap_check_fails "no ping gets through with mismatched keys" \
 	nsx "$A" ping -q -c 3 -W 1 10.9.0.2
 ktap_eq "no handshake on either side" "0 0" \
