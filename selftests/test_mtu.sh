@@ -61,13 +61,9 @@ mtu_of() { ip -n "$1" -o link show dev "$2" | sed -n 's/.* mtu \([0-9]*\) .*/\1/
 ktap_eq "ftv0's default MTU is $DEV_MTU on both ends" "$DEV_MTU $DEV_MTU" \
 	"$(mtu_of "$C" ftv0) $(mtu_of "$S" ftv0)"
 
-# Not through nsx, so that $! is tcpdump itself.
-ip netns exec "$R" tcpdump -n -U -s 96 -i veths -w "$FTV_TMP/wire.pcap" \
-	"tcp port $FTV_PORT or (ip6 and ip6[6] = 44)" 2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-capturing() { grep -q "listening on" "$FTV_TMP/tcpdump.err"; }
-wait_for 10 capturing || ktap_bail "tcpdump did not start: $(cat "$FTV_TMP/tcpdump.err")"
+capture "$R" veths "$FTV_TMP/wire.pcap" -s 96 \
+	"tcp port $FTV_PORT or (ip6 and ip6[6] = 44)" ||
+	ktap_bail "tcpdump did not start: $(cat "$FTV_TMP/wire.pcap.err")"
 
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 
@@ -97,8 +93,7 @@ ktap_check "one byte more is refused: message too long (IPv6) $U" \
 	refused "$C" 6 fd09::2 $((DEV_MTU - 47)) "$DEV_MTU"
 nsx "$S" ping -q -M "do" -c 2 -i 0.2 -W 2 -s $((DEV_MTU - 28)) 10.9.0.1 >/dev/null 2>&1
 
-kill -INT "$tpid"
-wait "$tpid" 2>/dev/null
+capture_stop
 if [ "$UNDERLAY" = 6 ]; then
 	frags=$(tcpdump -n -r "$FTV_TMP/wire.pcap" 'ip6 and ip6[6] = 44' 2>/dev/null | wc -l)
 	ktap_eq "no outer IPv6 packet is fragmented" 0 "$frags"

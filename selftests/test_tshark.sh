@@ -51,13 +51,8 @@ done
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
 tmpdir
 
-# Not through nsx, so that $! is tcpdump itself.
-ip netns exec "$A" tcpdump -n -U -B 16384 -i veth0 -w "$FTV_TMP/wire.pcap" \
-	"tcp port $FTV_PORT" 2>"$FTV_TMP/tcpdump.err" &
-tpid=$!
-bg_track "$tpid"
-capturing() { grep -q "listening on" "$FTV_TMP/tcpdump.err"; }
-wait_for 10 capturing || ktap_bail "tcpdump did not start: $(cat "$FTV_TMP/tcpdump.err")"
+capture "$A" veth0 "$FTV_TMP/wire.pcap" -B 16384 "tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start: $(cat "$FTV_TMP/wire.pcap.err")"
 
 ktap_check "the tunnel comes up" connect_ping "$A" 10.9.0.2 || ktap_bail "no tunnel"
 random_file data "$SIZE_MB"
@@ -68,12 +63,9 @@ else
 fi
 nsx "$B" ping -q -c 3 -i 0.2 -W 1 10.9.0.1 >/dev/null 2>&1
 
-kill -INT "$tpid"
-stopped() { ! kill -0 "$tpid" 2>/dev/null; }
-wait_for 10 stopped
-wait "$tpid" 2>/dev/null
+capture_stop
 ktap_eq "the capture is complete (tcpdump)" "0 packets dropped by kernel" \
-	"$(grep -o '[0-9]* packets dropped by kernel' "$FTV_TMP/tcpdump.err")"
+	"$(grep -o '[0-9]* packets dropped by kernel' "$FTV_TMP/wire.pcap.err")"
 
 fields=(-e tcp.stream -e ip.src -e tcp.srcport -e tcp.flags.ack
 	-e tcp.seq_raw -e tcp.ack_raw -e tcp.len -e tcp.window_size
