@@ -109,6 +109,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->tuple = *tuple;
 	conn->created = jiffies;
 	spin_lock_init(&conn->xmit_lock);
+	ftv_tcp_rcv_init(&conn->rcv);
 	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);

@@ -3,6 +3,7 @@
 #ifndef _FTV_CONN_H
 #define _FTV_CONN_H
 
+#include "faketcp.h"
 #include "noise.h"
 #include "replay.h"
 
@@ -53,9 +54,9 @@ enum ftv_conn_state {
  * @confirmed: the peer proved it has the session keys (for the
  *	initiator, the response did; for the responder, the first data)
  * @snd_nxt: sequence number of our next payload byte
- * @rcv_nxt: highest sequence number seen from the peer, acknowledged in
+ * @rcv: how much of the peer's data arrived; its ACK number goes into
  *	everything we send
- * @acked: @rcv_nxt as of the last segment we sent
+ * @acked: that ACK number as of the last segment we sent
  * @ts_recent: latest timestamp value from the peer, echoed back
  * @ts_offset: random offset of our timestamp clock
  * @syn_tsval: initiator: the SYN's timestamp value, part of its token
@@ -92,7 +93,7 @@ struct ftv_conn {
 	bool keyed;
 	bool confirmed;
 	atomic_t snd_nxt;
-	atomic_t rcv_nxt;
+	struct ftv_tcp_rcv rcv;
 	atomic_t acked;
 	atomic_t ts_recent;
 	u32 ts_offset;

@@ -10,6 +10,8 @@
 #include "faketcp.h"
 #include "messages.h"
 
+#include <linux/jiffies.h>
+#include <linux/lockdep.h>
 #include <net/tcp.h>
 
 /**
@@ -140,6 +142,126 @@ int ftv_faketcp_parse_options(const struct tcphdr *th,
 		p += len - 2;
 	}
 	return 0;
+}
+
+/**
+ * ftv_tcp_rcv_init - prepare a connection's receive tracker
+ * @rcv: tracker in a zeroed connection
+ */
+void ftv_tcp_rcv_init(struct ftv_tcp_rcv *rcv)
+{
+	spin_lock_init(&rcv->lock);
+}
+
+/**
+ * ftv_tcp_rcv_reset - acknowledge the peer's stream from @nxt on
+ * @rcv: the connection's tracker
+ * @nxt: first sequence number of the peer's data, known from the handshake
+ */
+void ftv_tcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt)
+{
+	spin_lock_bh(&rcv->lock);
+	rcv->nr = 0;
+	atomic_set(&rcv->nxt, nxt);
+	spin_unlock_bh(&rcv->lock);
+}
+
+/* Everything up to @nxt has arrived: fold in the ranges that now join. */
+static u32 rcv_join(struct ftv_tcp_rcv *rcv, u32 nxt)
+{
+	unsigned int n = 0;
+
+	lockdep_assert_held(&rcv->lock);
+	while (n < rcv->nr && !after(rcv->ranges[n].start, nxt)) {
+		if (after(rcv->ranges[n].end, nxt))
+			nxt = rcv->ranges[n].end;
+		n++;
+	}
+	rcv->nr -= n;
+	memmove(rcv->ranges, rcv->ranges + n, rcv->nr * sizeof(rcv->ranges[0]));
+	return nxt;
+}
+
+/* Remember [@seq, @end), which lies past a gap. False if that needs a new
+ * range and all are in use.
+ */
+static bool rcv_insert(struct ftv_tcp_rcv *rcv, u32 seq, u32 end)
+{
+	unsigned int i = 0, j;
+
+	lockdep_assert_held(&rcv->lock);
+	while (i < rcv->nr && before(rcv->ranges[i].end, seq))
+		i++;
+	/* Ranges i to j - 1 overlap or touch the new data and merge with it. */
+	for (j = i; j < rcv->nr && !after(rcv->ranges[j].start, end); j++) {
+		if (before(rcv->ranges[j].start, seq))
+			seq = rcv->ranges[j].start;
+		if (after(rcv->ranges[j].end, end))
+			end = rcv->ranges[j].end;
+	}
+	if (j == i) {
+		if (rcv->nr == FTV_TCP_RCV_RANGES)
+			return false;
+		memmove(rcv->ranges + i + 1, rcv->ranges + i,
+			(rcv->nr - i) * sizeof(rcv->ranges[0]));
+		rcv->nr++;
+	} else {
+		memmove(rcv->ranges + i + 1, rcv->ranges + j,
+			(rcv->nr - j) * sizeof(rcv->ranges[0]));
+		rcv->nr -= j - i - 1;
+	}
+	rcv->ranges[i].start = seq;
+	rcv->ranges[i].end = end;
+	return true;
+}
+
+/**
+ * ftv_tcp_rcv_data - account for authenticated data from the peer
+ * @rcv: the connection's tracker
+ * @seq: sequence number of the segment's first byte
+ * @end: sequence number after its last byte
+ * @now: jiffies
+ *
+ * The ACK number only moves over data without a gap, as a real receiver's
+ * does: acknowledging past a gap tells a middlebox or an analyser on the
+ * way that data it has not seen yet arrived. Most gaps are reordering
+ * (two CPUs receiving one connection) and fill within microseconds. A gap
+ * left by loss never fills, because ftv does not retransmit; once it is
+ * %FTV_TCP_GAP_MS old, or %FTV_TCP_GAP_BYTES have arrived past it, the ACK
+ * moves past it, as a real stack's would after the retransmission.
+ */
+void ftv_tcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+		      unsigned long now)
+{
+	unsigned long max_age = msecs_to_jiffies(FTV_TCP_GAP_MS);
+	unsigned int had_gap;
+	u32 nxt, old;
+
+	spin_lock_bh(&rcv->lock);
+	old = atomic_read(&rcv->nxt);
+	nxt = old;
+	had_gap = rcv->nr;
+	while (after(end, nxt)) {
+		if (!after(seq, nxt)) {
+			nxt = rcv_join(rcv, end);
+			break;
+		}
+		if (rcv_insert(rcv, seq, end))
+			break;
+		/* No room for one more gap: give up the oldest. */
+		nxt = rcv_join(rcv, rcv->ranges[0].start);
+	}
+	/* The gap at nxt is new unless it is the one open before. */
+	if (rcv->nr && (!had_gap || nxt != old))
+		rcv->gap_since = now;
+	while (rcv->nr &&
+	       (time_after_eq(now, rcv->gap_since + max_age) ||
+		rcv->ranges[rcv->nr - 1].end - nxt > FTV_TCP_GAP_BYTES)) {
+		nxt = rcv_join(rcv, rcv->ranges[0].start);
+		rcv->gap_since = now;
+	}
+	atomic_set(&rcv->nxt, nxt);
+	spin_unlock_bh(&rcv->lock);
 }
 
 #ifdef DEBUG

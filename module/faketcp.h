@@ -3,6 +3,8 @@
 #ifndef _FTV_FAKETCP_H
 #define _FTV_FAKETCP_H
 
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
 #include <linux/tcp.h>
 #include <linux/types.h>
 
@@ -43,6 +45,43 @@ struct ftv_tcp_options {
 	u32 tsval;
 	u32 tsecr;
 };
+
+/* Gaps in the peer's data we remember at once; one more and the oldest is
+ * given up.
+ */
+#define FTV_TCP_RCV_RANGES 4
+
+/**
+ * struct ftv_tcp_rcv - how much of the peer's byte stream we acknowledge
+ * @lock: serialises updates; one connection's segments can be received on
+ *	several CPUs at once, and out of order
+ * @nxt: end of what arrived without a gap: the ACK number of everything
+ *	we send (read without @lock)
+ * @gap_since: jiffies when the oldest gap still open was seen
+ * @nr: number of @ranges in use
+ * @ranges: data that arrived past a gap after @nxt: sorted, disjoint and
+ *	not touching
+ */
+struct ftv_tcp_rcv {
+	spinlock_t lock;
+	atomic_t nxt;
+	unsigned long gap_since;
+	unsigned int nr;
+	struct {
+		u32 start;
+		u32 end;
+	} ranges[FTV_TCP_RCV_RANGES];
+};
+
+static inline u32 ftv_tcp_rcv_nxt(const struct ftv_tcp_rcv *rcv)
+{
+	return atomic_read(&rcv->nxt);
+}
+
+void ftv_tcp_rcv_init(struct ftv_tcp_rcv *rcv);
+void ftv_tcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt);
+void ftv_tcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+		      unsigned long now);
 
 unsigned int ftv_faketcp_hlen(u8 flags);
 void ftv_faketcp_write(struct tcphdr *th, __be16 sport, __be16 dport,

@@ -92,6 +92,12 @@ enum ftv_session_limits {
 	FTV_ACK_EVERY_BYTES = 64 * 1024,
 	/* Advertised receive window, before scaling. */
 	FTV_TCP_WINDOW = 4 << 20,
+	/* ftv never retransmits, so a gap in the peer's data that has not
+	 * filled in this long, or that this much data has overtaken, never
+	 * will: our ACKs move past it.
+	 */
+	FTV_TCP_GAP_MS = 200,
+	FTV_TCP_GAP_BYTES = FTV_TCP_WINDOW / 4,
 };
 
 #endif /* _FTV_MESSAGES_H */

@@ -232,10 +232,8 @@ static void drop(struct ftv_drops *drops, enum ftv_drop_reason reason,
 /* Record what we saw of the peer's side of the TCP connection. */
 static void track_peer(struct ftv_conn *conn, const struct ftv_segment *seg)
 {
-	u32 end = seg->seq + seg->payload_len;
-
-	if (after(end, (u32)atomic_read(&conn->rcv_nxt)))
-		atomic_set(&conn->rcv_nxt, end);
+	ftv_tcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
+			 jiffies);
 	if (seg->opts.has_ts)
 		atomic_set(&conn->ts_recent, seg->opts.tsval);
 }
@@ -245,7 +243,7 @@ static void track_peer(struct ftv_conn *conn, const struct ftv_segment *seg)
  */
 static void maybe_ack(struct ftv_conn *conn)
 {
-	if ((u32)atomic_read(&conn->rcv_nxt) - (u32)atomic_read(&conn->acked) >=
+	if (ftv_tcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) >=
 	    FTV_ACK_EVERY_BYTES)
 		ftv_send_ack(conn);
 }
@@ -398,7 +396,7 @@ static void receive_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	       (seg->flags & TCPHDR_SYN);
 	if (ours) {
 		conn->resp_seq = seg->seq + 1;
-		atomic_set(&conn->rcv_nxt, seg->seq + 1);
+		ftv_tcp_rcv_reset(&conn->rcv, seg->seq + 1);
 		if (seg->opts.has_ts)
 			atomic_set(&conn->ts_recent, seg->opts.tsval);
 		WRITE_ONCE(conn->state, FTV_CONN_HANDSHAKE_SENT);
@@ -773,7 +771,7 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	if (!conn)
 		goto out;
 	atomic_set(&conn->snd_nxt, seg.ack);
-	atomic_set(&conn->rcv_nxt, seg.seq + seg.payload_len);
+	ftv_tcp_rcv_reset(&conn->rcv, seg.seq + seg.payload_len);
 	atomic_set(&conn->ts_recent, seg.opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg.tuple);

@@ -252,7 +252,7 @@ static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
 static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
 			u8 flags, unsigned int payload_len)
 {
-	u32 rcv_nxt = atomic_read(&conn->rcv_nxt);
+	u32 rcv_nxt = ftv_tcp_rcv_nxt(&conn->rcv);
 
 	params->flags = flags;
 	params->seq = atomic_add_return(payload_len, &conn->snd_nxt) -

@@ -43,6 +43,65 @@ static bool __init faketcp_roundtrip(void)
 	       opts.tsval == 77 && opts.tsecr == 99 && opts.wscale == -1;
 }
 
+/* One step of the receive tracker: data [seq, end) arrives at jiffies
+ * now, after which the ACK number must be @want.
+ */
+struct rcv_step {
+	u32 seq;
+	u32 end;
+	unsigned long now;
+	u32 want;
+};
+
+/* Sequence numbers wrap at R(512), on purpose. */
+#define R(x) (0xfffffe00u + (x))
+
+static const struct rcv_step rcv_steps[] __initconst = {
+	{ R(0), R(100), 0, R(100) },		/* in order */
+	{ R(200), R(300), 1, R(100) },		/* a gap at 100 */
+	{ R(400), R(500), 1, R(100) },		/* a second gap */
+	{ R(100), R(200), 2, R(300) },		/* first gap fills */
+	{ R(50), R(150), 2, R(300) },		/* old data changes nothing */
+	{ R(300), R(400), 2, R(500) },		/* second fills */
+	{ R(600), R(700), 3, R(500) },		/* a gap that never fills... */
+	{ R(700), R(800), 3, R(500) },
+	{ R(800), R(900), 3 + HZ, R(900) },	/* ...is given up when stale */
+	{ R(1000), R(1100), 3 + HZ, R(900) },	/* five gaps, four ranges: */
+	{ R(1200), R(1300), 3 + HZ, R(900) },
+	{ R(1400), R(1500), 3 + HZ, R(900) },
+	{ R(1600), R(1700), 3 + HZ, R(900) },
+	{ R(1800), R(1900), 3 + HZ, R(1100) },	/* the oldest goes */
+	{ R(1250), R(1650), 3 + HZ, R(1100) },	/* spans and merges two */
+	{ R(1100), R(1200), 3 + HZ, R(1700) },
+	{ R(1700), R(1800), 3 + HZ, R(1900) },
+	{ R(1800) + FTV_TCP_GAP_BYTES, R(1900) + FTV_TCP_GAP_BYTES, 3 + HZ,
+	  R(1900) },				/* far ahead, but within... */
+	{ R(1900) + FTV_TCP_GAP_BYTES, R(2000) + FTV_TCP_GAP_BYTES, 3 + HZ,
+	  R(2000) + FTV_TCP_GAP_BYTES },	/* ...until too far */
+};
+
+static bool __init faketcp_rcv_steps(void)
+{
+	struct ftv_tcp_rcv rcv = {};
+	size_t i;
+
+	ftv_tcp_rcv_init(&rcv);
+	ftv_tcp_rcv_reset(&rcv, R(0));
+	for (i = 0; i < ARRAY_SIZE(rcv_steps); ++i) {
+		const struct rcv_step *s = &rcv_steps[i];
+
+		ftv_tcp_rcv_data(&rcv, s->seq, s->end, s->now);
+		if (ftv_tcp_rcv_nxt(&rcv) != s->want) {
+			pr_err("faketcp self-test: receive step %zu acks %u, not %u\n",
+			       i, ftv_tcp_rcv_nxt(&rcv) - R(0), s->want - R(0));
+			return false;
+		}
+	}
+	return true;
+}
+
+#undef R
+
 /**
  * ftv_faketcp_selftest - check the header codec against Linux's layout
  *
@@ -53,7 +112,7 @@ bool __init ftv_faketcp_selftest(void)
 	u8 buf[sizeof(struct tcphdr) + 8];
 	struct tcphdr *th = (struct tcphdr *)buf;
 	struct ftv_tcp_options opts;
-	bool ok = faketcp_roundtrip();
+	bool ok = faketcp_roundtrip() && faketcp_rcv_steps();
 	size_t i;
 
 	memset(th, 0, sizeof(*th));
