@@ -8,6 +8,10 @@
 #   make check [KVER="6.1 6.12"] [TEST_PROGS="test_ping.sh"]
 #                                   selftests in a VM per kernel (default:
 #                                   Debian's 6.1 and bookworm-backports' 6.12)
+#   make check-debug [TEST_PROGS=...]
+#                                   the same selftests on a debug kernel built
+#                                   from linux-source-6.1 (KASAN, lockdep,
+#                                   kmemleak, ...); any report fails it
 #   make demo                       two namespaces talking through ftv, in a VM
 #   make bench [BENCH_QUICK=1]      ftv beside veth, WireGuard and OpenVPN, in a
 #                                   VM; table and chart in bench/results/
@@ -44,7 +48,7 @@ MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/
 CHECKPATCH_COMPAT := module/compat.h
 SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
 
-.PHONY: all module tools clean install check demo bench check-style dist
+.PHONY: all module tools clean install check check-debug demo bench check-style dist
 
 all: module tools
 
@@ -82,6 +86,11 @@ clean:
 # boots it and ends with "N passed, N failed".
 check:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh check
+
+# The debug kernel is built once into .cache/debug-kernel/ (about 10
+# minutes on two cores) and reused.
+check-debug:
+	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh check-debug
 
 demo:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh demo

@@ -5,15 +5,21 @@
 # for the test kernel and ftvctl, boot that kernel with virtme-ng and run
 # the selftests (or the demo) inside it.
 #
-#	scripts/check.sh [check|demo]
+#	scripts/check.sh [check|check-debug|demo]
 #
 # FTV_CHECK_SECONDS, a time budget for this script (CI sets one): a kernel
 # whose full suite would no longer fit, at the pace the previous kernel
 # took, runs the core subset (CORE_TESTS below) instead, and says so.
 #
+# check-debug does what check does with the debug kernel that
+# scripts/debug-kernel.sh builds (KASAN, lockdep, kmemleak, ...), and
+# leaves out the host's tests, which do not touch the kernel. In KVER the
+# word "debug" stands for that kernel, so check can take it as well.
+#
 # Environment: KVER or FTV_KERNEL picks the kernels, by version or prefix
 # for scripts/kernel.sh, separated by spaces (check's default "6.1 6.12",
-# Debian's and bookworm-backports'; demo's 6.1); FTV_NO_VM=1 runs on this
+# Debian's and bookworm-backports'; check-debug's "debug"; demo's 6.1);
+# FTV_NO_VM=1 runs on this
 # host with its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
 # TEST_PROGS limits which selftests run; MAKE is the make to use.
 #
@@ -61,13 +67,16 @@ if [ "${FTV_NO_VM:-0}" = 1 ]; then
 else
 	if [ "$what" = check ]; then
 		want=${KVER:-${FTV_KERNEL:-6.1 6.12}}
+	elif [ "$what" = check-debug ]; then
+		want=${KVER:-${FTV_KERNEL:-debug}}
 	else
 		want=${KVER:-${FTV_KERNEL:-6.1}}
 	fi
 	kvers=
 	for k in $want; do
-		v=$(scripts/kernel.sh "$k") || {
-			[ "$what" = check ] && summary 0 1
+		v=debug
+		[ "$k" = debug ] || v=$(scripts/kernel.sh "$k") || {
+			[ "$what" != demo ] && summary 0 1
 			exit 1
 		}
 		kvers="$kvers $v"
@@ -91,14 +100,23 @@ build_module()
 		--exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
 		--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' \
 		Kbuild module | tar -C "$dir" -xf - &&
-	$MAKE --no-print-directory -C "/lib/modules/$kver/build" M="$dir" \
+	$MAKE --no-print-directory -C "$kdir" M="$dir" \
 		FTV_VERSION="$(scripts/version.sh)" "$@" modules
 }
 
-# build_for KVER : the module users run and the debug build, for KVER
+# build_for KVER : the module users run and the debug build, for KVER;
+# sets kdir, build and vm (how scripts/vm.sh boots that kernel). For the
+# debug kernel, builds that first (or finds it built).
 build_for()
 {
 	build=$ROOT/.cache/build/$kver
+	kdir=/lib/modules/$kver/build
+	vm=(-k "$kver")
+	if [ "$kver" = debug ]; then
+		step "the debug kernel (scripts/debug-kernel.sh)"
+		kdir=$(scripts/debug-kernel.sh) || return 1
+		vm=(-i "$kdir/arch/x86/boot/bzImage")
+	fi
 	step "build ftv.ko for $kver (in ${build#"$ROOT"/}, and a debug build)"
 	build_module "$build" && build_module "$build-debug" FTV_DEBUG=1
 }
@@ -144,7 +162,7 @@ if [ "$what" = demo ]; then
 	kver=${kver%% *}
 	build_for || exit 1
 	step "demo in a VM running $kver"
-	scripts/vm.sh -k "$kver" -m "$build/module/ftv.ko" -- selftests/demo.sh
+	scripts/vm.sh "${vm[@]}" -m "$build/module/ftv.ko" -- selftests/demo.sh
 	exit
 fi
 
@@ -160,8 +178,13 @@ run_suite()
 		return
 	fi
 	export FTV_DEBUG_KO=$build-debug/module/ftv.ko
+	# KASAN, lockdep and kmemleak make everything slower, emulated or not.
+	if [ "$kver" = debug ]; then
+		export FTV_TEST_TIMEOUT=${FTV_TEST_TIMEOUT:-1500}
+		export FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-9000}
+	fi
 	step "selftests in a VM running $kver"
-	scripts/vm.sh -k "$kver" -o "$out" -m "$build/module/ftv.ko" -- selftests/run.sh
+	scripts/vm.sh "${vm[@]}" -o "$out" -m "$build/module/ftv.ko" -- selftests/run.sh
 	rc=$?
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/output.log" 2>/dev/null | tail -n 1)
 	if [ -n "$last" ]; then

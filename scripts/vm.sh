@@ -4,10 +4,13 @@
 # Boot an installed kernel with virtme-ng and run a command in it, as root,
 # in the repository directory, with ftv.ko loaded first.
 #
-#	scripts/vm.sh [-k KERNEL] [-o OUTDIR] [-m KO] [--no-load] [--] CMD [ARG...]
+#	scripts/vm.sh [-k KERNEL | -i IMAGE] [-o OUTDIR] [-m KO] [--no-load]
+#		[--] CMD [ARG...]
 #
 # -k KERNEL   version or prefix, resolved by scripts/kernel.sh (default
 #             $KVER, else $FTV_KERNEL, else 6.1)
+# -i IMAGE    boot this kernel image instead of an installed one (the
+#             debug kernel's arch/x86/boot/bzImage, from its build tree)
 # -o OUTDIR   where the guest writes its results (default .vm-out); the
 #             only directory the guest can write back to the host:
 #               output.log  the command's stdout and stderr
@@ -40,10 +43,12 @@ kernel=${KVER:-${FTV_KERNEL:-6.1}}
 out=$ROOT/.vm-out
 load=1
 ko=$ROOT/module/ftv.ko
+image=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k) kernel=$2; shift 2 ;;
+	-i) image=$(realpath "$2"); shift 2 ;;
 	-o) out=$2; shift 2 ;;
 	-m) ko=$(realpath "$2"); shift 2 ;;
 	--no-load) load=0; shift ;;
@@ -82,8 +87,14 @@ if [ "${FTV_NO_VM:-0}" = 1 ]; then
 	exit "$rc"
 fi
 
-ver=$("$ROOT/scripts/kernel.sh" "$kernel")
-image=/boot/vmlinuz-$ver
+if [ -n "$image" ]; then
+	# A kernel build tree: its release string is next to the image.
+	ver=$(cat "${image%/arch/*}/include/config/kernel.release" 2>/dev/null ||
+		basename "$image")
+else
+	ver=$("$ROOT/scripts/kernel.sh" "$kernel")
+	image=/boot/vmlinuz-$ver
+fi
 
 if ! command -v vng >/dev/null 2>&1; then
 	echo "vm.sh: vng (virtme-ng) not found; run scripts/deps.sh" >&2

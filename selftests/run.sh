@@ -12,8 +12,11 @@
 # a planned case that never reported (a crash or a "Bail out!") counts as
 # failed, and so does a script that failed without reporting a failure.
 # After the scripts, the kernel log is checked for warnings, oopses and
-# lockdep splats; that check counts as one more case. The last line is
-# always "N passed, N failed"; the exit status is 1 if anything failed.
+# the reports of the debug kernel's checkers (KASAN, lockdep, RCU,
+# might_sleep, debugobjects, stalls); that check counts as one more case.
+# On a kernel with kmemleak, a last case has it scan for leaks. The last
+# line is always "N passed, N failed"; the exit status is 1 if anything
+# failed.
 #
 # Environment: TEST_PROGS (list of scripts), FTV_TEST_TIMEOUT (seconds per
 # script, default 600), FTV_LOG_DIR (if set, each script's output is also
@@ -80,12 +83,21 @@ count_results()
 		}' "$1"
 }
 
-# The kernel log is checked from here on.
+# The kernel log is checked from here on, and kmemleak forgets what it
+# suspected before (boot-time allocations are none of ours).
 mark="ftv-selftest-run: start $$ $RANDOM"
 echo "$mark" >/dev/kmsg 2>/dev/null
+kmemleak=/sys/kernel/debug/kmemleak
+[ -e "$kmemleak" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w "$kmemleak" ] && echo clear >"$kmemleak" 2>/dev/null; then
+	extra=2
+else
+	kmemleak=
+	extra=1
+fi
 
 echo "TAP version 13"
-echo "1..$((${#tests[@]} + 1))"
+echo "1..$((${#tests[@]} + extra))"
 
 # Options from ./config the running kernel lacks (a note, not a failure:
 # the tests that need them will say so).
@@ -146,7 +158,7 @@ done
 i=$((i + 1))
 echo "# selftests: ftv: kernel log"
 bad=$(dmesg 2>/dev/null | awk -v m="$mark" 'found { print } index($0, m) { found = 1 }' |
-	grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|possible circular locking|suspicious RCU usage|sleeping function called|stack-protector|list_(add|del) corruption|INFO: task .* blocked' |
+	grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|lock held when returning|suspicious RCU usage|sleeping function called|stack-protector|list_(add|del) corruption|ODEBUG:|INFO: task .* blocked|rcu_.*detected stall|soft lockup|hard LOCKUP|Workqueue: .* hogged|kmemleak: .*(leak|error)' |
 	head -n 40)
 if [ -z "$bad" ]; then
 	echo "ok $i selftests: ftv: kernel log has no warnings or oopses"
@@ -155,6 +167,25 @@ else
 	while IFS= read -r line; do echo "# $line"; done <<<"$bad"
 	echo "not ok $i selftests: ftv: kernel log has no warnings or oopses"
 	total_fail=$((total_fail + 1))
+fi
+
+# kmemleak reports an object once two scans found no pointer to it; what
+# the tests freed late (an RCU grace period, a work item) is not yet one.
+if [ -n "$kmemleak" ]; then
+	i=$((i + 1))
+	echo "# selftests: ftv: kmemleak"
+	echo scan >"$kmemleak"
+	echo scan >"$kmemleak"
+	leaks=$(cat "$kmemleak")
+	if [ -z "$leaks" ]; then
+		echo "ok $i selftests: ftv: kmemleak finds no leaked object"
+		total_pass=$((total_pass + 1))
+	else
+		echo "# $(grep -c '^unreferenced object' <<<"$leaks") unreferenced objects; the first:"
+		awk '/^unreferenced object/ { n++ } n == 1' <<<"$leaks" | head -n 30 | sed 's/^/# /'
+		echo "not ok $i selftests: ftv: kmemleak finds no leaked object"
+		total_fail=$((total_fail + 1))
+	fi
 fi
 
 echo "# Totals: pass:$total_pass fail:$total_fail skip:$total_skip"
