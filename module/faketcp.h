@@ -63,7 +63,7 @@ struct ftv_tcp_options {
  *	not touching
  */
 struct ftv_tcp_rcv {
-	spinlock_t lock;
+	spinlock_t lock; /* updates come from several CPUs */
 	atomic_t nxt;
 	unsigned long gap_since;
 	unsigned int nr;

@@ -4,7 +4,10 @@
 # Build the debug kernel of `make check-debug` from Debian's kernel source
 # package, once, and print its build directory.
 #
-#	scripts/debug-kernel.sh
+#	scripts/debug-kernel.sh [--built]
+#
+# With --built it builds nothing and only says, by its exit status,
+# whether the build tree is there and up to date.
 #
 # The config is allnoconfig plus scripts/debug-kernel.config: small enough
 # to build in about half an hour on two cores, with KASAN, lockdep (with
@@ -38,9 +41,10 @@ stamp="$name $stamp $(sha256sum <"$frag" | cut -d' ' -f1)"
 
 if [ -f "$build/arch/x86/boot/bzImage" ] &&
    [ "$(cat "$build/.ftv-stamp" 2>/dev/null)" = "$stamp" ]; then
-	echo "$build"
+	[ "${1:-}" = --built ] || echo "$build"
 	exit 0
 fi
+[ "${1:-}" = --built ] && exit 1
 
 mkdir -p "$cache"
 if [ ! -f "$src/Makefile" ]; then
