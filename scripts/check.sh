@@ -181,9 +181,12 @@ run_suite()
 	fi
 	export FTV_DEBUG_KO=$build-debug/module/ftv.ko
 	# KASAN, lockdep and kmemleak make everything slower, emulated or not.
+	# FTV_CHECKERS=1 has run.sh fail if lockdep or kmemleak is missing
+	# there, rather than leave them out.
 	if [ "$kver" = debug ]; then
 		export FTV_TEST_TIMEOUT=${FTV_TEST_TIMEOUT:-1500}
 		export FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-9000}
+		export FTV_CHECKERS=1
 	fi
 	step "selftests in a VM running $kver"
 	scripts/vm.sh "${vm[@]}" -o "$out" -m "$build/module/ftv.ko" -- selftests/run.sh

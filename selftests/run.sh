@@ -20,7 +20,9 @@
 #
 # Environment: TEST_PROGS (list of scripts), FTV_TEST_TIMEOUT (seconds per
 # script, default 600), FTV_LOG_DIR (if set, each script's output is also
-# saved there as NAME.log).
+# saved there as NAME.log), FTV_CHECKERS=1 (the kernel must have lockdep
+# and kmemleak: make check-debug's, where their absence would pass
+# everything unchecked).
 
 set -u
 
@@ -90,6 +92,9 @@ echo "$mark" >/dev/kmsg 2>/dev/null
 kmemleak=/sys/kernel/debug/kmemleak
 [ -e "$kmemleak" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 if [ -w "$kmemleak" ] && echo clear >"$kmemleak" 2>/dev/null; then
+	extra=2
+elif [ "${FTV_CHECKERS:-0}" = 1 ]; then
+	kmemleak=
 	extra=2
 else
 	kmemleak=
@@ -165,6 +170,9 @@ bad=$(dmesg 2>/dev/null | awk -v m="$mark" 'found { print } index($0, m) { found
 if [ -r /proc/lockdep_stats ] && grep -qE 'debug_locks: +0' /proc/lockdep_stats; then
 	bad="${bad:+$bad
 }lockdep is off (debug_locks 0): nothing after that was checked"
+elif [ "${FTV_CHECKERS:-0}" = 1 ] && [ ! -r /proc/lockdep_stats ]; then
+	bad="${bad:+$bad
+}FTV_CHECKERS=1, but this kernel has no lockdep"
 fi
 if [ -z "$bad" ]; then
 	echo "ok $i selftests: ftv: kernel log has no warnings or oopses"
@@ -177,7 +185,12 @@ fi
 
 # kmemleak reports an object once two scans found no pointer to it; what
 # the tests freed late (an RCU grace period, a work item) is not yet one.
-if [ -n "$kmemleak" ]; then
+if [ -z "$kmemleak" ] && [ "$extra" = 2 ]; then
+	i=$((i + 1))
+	echo "# FTV_CHECKERS=1, but this kernel has no kmemleak (/sys/kernel/debug/kmemleak)"
+	echo "not ok $i selftests: ftv: kmemleak finds no leaked object"
+	total_fail=$((total_fail + 1))
+elif [ -n "$kmemleak" ]; then
 	i=$((i + 1))
 	echo "# selftests: ftv: kmemleak"
 	echo scan >"$kmemleak"
