@@ -87,7 +87,7 @@ clean:
 check:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh check
 
-# The debug kernel is built once into .cache/debug-kernel/ (about 10
+# The debug kernel is built once into .cache/debug-kernel/ (about 7
 # minutes on two cores) and reused.
 check-debug:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh check-debug

@@ -21,9 +21,9 @@
 # Environment: KVER or FTV_KERNEL picks the kernels, by version or prefix
 # for scripts/kernel.sh, separated by spaces (check's default "6.1 6.12",
 # Debian's and bookworm-backports'; check-debug's "debug"; demo's 6.1);
-# FTV_NO_VM=1 runs on this
-# host with its running kernel instead; FTV_SKIP_DEPS=1 skips scripts/deps.sh;
-# TEST_PROGS limits which selftests run; MAKE is the make to use.
+# FTV_NO_VM=1 runs on this host with its running kernel instead;
+# FTV_SKIP_DEPS=1 skips scripts/deps.sh; TEST_PROGS limits which
+# selftests run; MAKE is the make to use.
 #
 # Two modules are built: the one users run, which the selftests exercise,
 # and a debug build (FTV_DEBUG=1), whose self-tests run when it loads;

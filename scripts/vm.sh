@@ -29,8 +29,9 @@
 # The exit status is CMD's, or 125 if the VM did not get to report one.
 #
 # TEST_PROGS, FTV_TEST_TIMEOUT, FTV_TRANSFER_MB, FTV_PORT, FTV_DEBUG_KO and
-# FTV_CHECKERS are passed on to the guest. Other environment: FTV_KVM (auto, 0 or 1; default auto:
-# use KVM if a probe boot with it works), FTV_VM_CPUS (2), FTV_VM_MEMORY
+# FTV_CHECKERS are passed on to the guest. Other environment: FTV_KVM
+# (auto, 0 or 1; default auto: use KVM if a probe boot with it works),
+# FTV_VM_CPUS (2), FTV_VM_MEMORY
 # (2G), FTV_VM_TIMEOUT (seconds for the whole boot, default 2700),
 # FTV_VM_QEMU_OPTS (more qemu options, appended last, so "-cpu qemu64"
 # overrides vng's own -cpu), FTV_NO_VM=1 (run CMD on this host instead,
