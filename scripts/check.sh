@@ -171,7 +171,7 @@ fi
 # run_suite : the selftests in a VM running $kver; sets pass and fail
 run_suite()
 {
-	local out=.vm-out/$kver rc last
+	local out=.vm-out/$kver rc last env
 
 	pass=0
 	fail=1
@@ -179,17 +179,19 @@ run_suite()
 		echo "check: building the module for $kver failed; nothing to test there"
 		return
 	fi
-	export FTV_DEBUG_KO=$build-debug/module/ftv.ko
+	env=(FTV_DEBUG_KO="$build-debug/module/ftv.ko")
 	# KASAN, lockdep and kmemleak make everything slower, emulated or not.
 	# FTV_CHECKERS=1 has run.sh fail if lockdep or kmemleak is missing
-	# there, rather than leave them out.
+	# there, rather than leave them out. These settings are for this run
+	# only: a stock kernel after the debug one has neither checker.
 	if [ "$kver" = debug ]; then
-		export FTV_TEST_TIMEOUT=${FTV_TEST_TIMEOUT:-1500}
-		export FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-9000}
-		export FTV_CHECKERS=1
+		env+=(FTV_TEST_TIMEOUT="${FTV_TEST_TIMEOUT:-1500}"
+		      FTV_VM_TIMEOUT="${FTV_VM_TIMEOUT:-9000}"
+		      FTV_CHECKERS=1)
 	fi
 	step "selftests in a VM running $kver"
-	scripts/vm.sh "${vm[@]}" -o "$out" -m "$build/module/ftv.ko" -- selftests/run.sh
+	env "${env[@]}" scripts/vm.sh "${vm[@]}" -o "$out" \
+		-m "$build/module/ftv.ko" -- selftests/run.sh
 	rc=$?
 	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/output.log" 2>/dev/null | tail -n 1)
 	if [ -n "$last" ]; then
