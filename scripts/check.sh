@@ -11,7 +11,9 @@
 # first kernel runs the whole suite; each one after it runs the whole
 # suite, its core subset (CORE_TESTS, or DEBUG_CORE_TESTS for the debug
 # kernel) or nothing, whichever fits in what is left at this machine's
-# pace, and the summary line says which.
+# pace, and the summary line says which. No VM may run more than five
+# minutes past the budget, so a hang fails the run instead of outlasting
+# CI's limit.
 #
 # check-debug does what check does with the debug kernel that
 # scripts/debug-kernel.sh builds (KASAN, lockdep, kmemleak, ...), and
@@ -171,7 +173,7 @@ fi
 # run_suite : the selftests in a VM running $kver; sets pass and fail
 run_suite()
 {
-	local out=.vm-out/$kver rc last env
+	local out=.vm-out/$kver rc last env limit
 
 	pass=0
 	fail=1
@@ -184,12 +186,20 @@ run_suite()
 	# FTV_CHECKERS=1 has run.sh fail if lockdep or kmemleak is missing
 	# there, rather than leave them out. These settings are for this run
 	# only: a stock kernel after the debug one has neither checker.
+	limit=${FTV_VM_TIMEOUT:-2700}
 	if [ "$kver" = debug ]; then
+		limit=${FTV_VM_TIMEOUT:-9000}
 		env+=(FTV_TEST_TIMEOUT="${FTV_TEST_TIMEOUT:-1500}"
-		      FTV_VM_TIMEOUT="${FTV_VM_TIMEOUT:-9000}"
 		      FTV_CHECKERS=1)
 	fi
-	step "selftests in a VM running $kver"
+	# With a budget, a VM that hangs must not take the whole run past
+	# it: five minutes over is the most it may take.
+	if [ "${budget:-0}" -gt 0 ] && [ $((budget - SECONDS + 300)) -lt "$limit" ]; then
+		limit=$((budget - SECONDS + 300))
+		[ "$limit" -lt 120 ] && limit=120
+	fi
+	env+=(FTV_VM_TIMEOUT="$limit")
+	step "selftests in a VM running $kver (for at most ${limit}s)"
 	env "${env[@]}" scripts/vm.sh "${vm[@]}" -o "$out" \
 		-m "$build/module/ftv.ko" -- selftests/run.sh
 	rc=$?
