@@ -140,8 +140,34 @@ static void untrack(struct sk_buff *skb)
 #endif
 }
 
+static bool can_checksum(const struct net_device *dev, sa_family_t family)
+{
+	netdev_features_t mask = NETIF_F_HW_CSUM;
+
+	mask |= family == AF_INET ? NETIF_F_IP_CSUM : NETIF_F_IPV6_CSUM;
+	return dev->features & mask;
+}
+
+static __sum16 tcp_check(const struct ftv_tuple *tuple, unsigned int len,
+			 __wsum base)
+{
+	if (tuple->family == AF_INET)
+		return tcp_v4_check(len, tuple->local.s6_addr32[0],
+				    tuple->remote.s6_addr32[0], base);
+	return tcp_v6_check(len, &tuple->local, &tuple->remote, base);
+}
+
+/*
+ * A device that checksums leaves us only the pseudo-header's sum to write.
+ * For one that does not, we checksum the segment here rather than leave it
+ * to skb_checksum_help(), which writes 0xffff where the checksum comes to
+ * 0x0000. That is right for UDP, where zero means "none", but a TCP checksum
+ * computed over the data is never 0xffff (RFC 1624, section 3), and
+ * analysers on the path flag it: once in about 65536 segments.
+ */
 static void push_tcp(struct sk_buff *skb, const struct ftv_tuple *tuple,
-		     const struct ftv_tcp_params *params)
+		     const struct ftv_tcp_params *params,
+		     const struct net_device *dev)
 {
 	unsigned int hlen = ftv_faketcp_hlen(params->flags);
 	struct tcphdr *th;
@@ -150,16 +176,16 @@ static void push_tcp(struct sk_buff *skb, const struct ftv_tuple *tuple,
 	skb_reset_transport_header(skb);
 	ftv_faketcp_write(th, tuple->local_port, tuple->remote_port, params);
 
-	/* The device below, or the stack on its way out, completes it. */
+	if (unlikely(!can_checksum(dev, tuple->family))) {
+		skb->ip_summed = CHECKSUM_NONE;
+		th->check = tcp_check(tuple, skb->len,
+				      skb_checksum(skb, 0, skb->len, 0));
+		return;
+	}
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_transport_header(skb) - skb->head;
 	skb->csum_offset = offsetof(struct tcphdr, check);
-	if (tuple->family == AF_INET)
-		th->check = ~tcp_v4_check(skb->len, tuple->local.s6_addr32[0],
-					  tuple->remote.s6_addr32[0], 0);
-	else
-		th->check = ~tcp_v6_check(skb->len, &tuple->local,
-					  &tuple->remote, 0);
+	th->check = ~tcp_check(tuple, skb->len, 0);
 }
 
 static void push_ipv4(struct sk_buff *skb, const struct ftv_tuple *tuple,
@@ -219,7 +245,7 @@ static int send_segment(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 	 * call ours invalid: keep them out of it.
 	 */
 	untrack(skb);
-	push_tcp(skb, tuple, params);
+	push_tcp(skb, tuple, params, dst->dev);
 	skb_dst_set(skb, dst);
 	if (tuple->family == AF_INET) {
 		push_ipv4(skb, tuple, ip_id);

@@ -14,7 +14,9 @@
 #    <= the receiver's highest ack + window);
 #  - a bad IP or TCP checksum. Checksum offload is accounted for by
 #    turning it off on both veths (ethtool -K veth0 tx off), so that the
-#    captured segments carry the checksums a wire would see.
+#    captured segments carry the checksums a wire would see. That also
+#    makes the module checksum its segments itself: about one in 65536
+#    comes to 0x0000, which the stack's fallback would write as 0xffff.
 # Whatever else tshark flags (lost or out-of-order segments,
 # retransmissions, duplicate ACKs) is listed as a note.
 #
@@ -69,7 +71,7 @@ ktap_eq "the capture is complete (tcpdump)" "0 packets dropped by kernel" \
 
 fields=(-e tcp.stream -e ip.src -e tcp.srcport -e tcp.flags.ack
 	-e tcp.seq_raw -e tcp.ack_raw -e tcp.len -e tcp.window_size
-	-e tcp.checksum.status -e ip.checksum.status)
+	-e tcp.checksum.status -e ip.checksum.status -e tcp.checksum)
 for f in $FLAGS; do
 	fields+=(-e "tcp.analysis.$f")
 done
@@ -86,13 +88,13 @@ import sys
 flags = sys.argv[2].split()
 counts = dict.fromkeys(flags, 0)
 first = dict.fromkeys(flags, 0)
-n = bad_csum = 0
+n = bad_csum = zero_csum = 0
 first_bad = ""
 beyond = []
 edge = {}       # (stream, receiver) -> highest ack + window it advertised
 for line in open(sys.argv[1]):
     cols = line.rstrip("\n").split("\t")
-    if len(cols) < 10 + len(flags):
+    if len(cols) < 11 + len(flags):
         continue
     n += 1
     stream, src, sport, has_ack, seq, ack, length, win, tcp_ok, ip_ok = cols[:10]
@@ -101,7 +103,11 @@ for line in open(sys.argv[1]):
         bad_csum += 1
         first_bad = first_bad or "frame %d: TCP %s, IP %s" % (
             frame, tcp_ok or "-", ip_ok or "-")
-    for f, v in zip(flags, cols[10:]):
+    # Once in 65536 segments the checksum is 0x0000, which Linux's
+    # software fallback would have written as 0xffff.
+    if cols[10] == "0x0000" and tcp_ok == "1":
+        zero_csum += 1
+    for f, v in zip(flags, cols[11:]):
         if v:
             counts[f] += 1
             first[f] = first[f] or frame
@@ -123,6 +129,7 @@ for line in open(sys.argv[1]):
                               % (frame, end, limit))
 print("segments %d" % n)
 print("bad_checksums %d %s" % (bad_csum, first_bad))
+print("zero_checksums %d" % zero_csum)
 print("beyond_window %d %s" % (len(beyond), "; ".join(beyond[:3])))
 for f in flags:
     print("flag %s %d%s" % (f, counts[f],
@@ -167,6 +174,7 @@ if ! ktap_eq "no bad IP or TCP checksum" 0 "$(awk '$1 == "bad_checksums" { print
 		grep -E "^(Frame|Internet|Transmission)|[Cc]hecksum|Flags:|Sequence Number \(raw|Acknowledgment number \(raw|TCP Segment Len" |
 		ktap_diag
 fi
+ktap_diag "good TCP checksums of 0x0000: $(awk '$1 == "zero_checksums" { print $2 }' <<<"$result")"
 ktap_diag "other tshark analysis flags:"
 grep '^flag' <<<"$result" | grep -vE ' (ack_lost_segment|zero_window|zero_window_probe) ' |
 	sed 's/^flag /  /' | ktap_diag
