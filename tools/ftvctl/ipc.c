@@ -31,6 +31,12 @@
 #define REQUEST_BASE_SIZE 512
 /* nest header + family + address + prefix length, with padding */
 #define ALLOWEDIP_REQUEST_SIZE 48
+/*
+ * An attribute, and so the list of a peer's allowed IPs, holds at most
+ * 64 KiB; a longer list is sent in several requests of this many entries
+ * (about 40 KiB of IPv6 ones), as wg(8) does.
+ */
+#define ALLOWEDIPS_PER_REQUEST 1000
 
 #define MALFORMED "the kernel sent a malformed reply"
 
@@ -47,6 +53,10 @@ struct request {
 	const char *ifname;		/* NULL: every device (dumps only) */
 	const struct device *dev;	/* device attributes to set */
 	const struct peer *peer;	/* the peer to add, change or remove */
+	/* The allowed IPs of @peer this request carries: [ips, ips_end) */
+	const struct allowedip *ips, *ips_end;
+	/* A later part of @peer's change: its key and allowed IPs only. */
+	bool continued;
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -465,6 +475,15 @@ nla_put_failure:
 	return -EMSGSIZE;
 }
 
+/*
+ * libnl's nla_nest_end() drops a nest that outgrew 64 KiB and says so
+ * only in its return value: never ignore it, or a list vanishes unsaid.
+ */
+static int nest_end(struct nl_msg *msg, struct nlattr *nest)
+{
+	return nla_nest_end(msg, nest) < 0 ? -EMSGSIZE : 0;
+}
+
 static int put_allowedip(struct nl_msg *msg, const struct allowedip *ip)
 {
 	struct nlattr *nest = nest_start(msg, FTV_PEER_A_ALLOWEDIP);
@@ -477,36 +496,53 @@ static int put_allowedip(struct nl_msg *msg, const struct allowedip *ip)
 	else
 		NLA_PUT(msg, FTV_ALLOWEDIP_A_IPADDR, sizeof(ip->ip6), &ip->ip6);
 	NLA_PUT_U8(msg, FTV_ALLOWEDIP_A_CIDR_MASK, ip->cidr);
-	nla_nest_end(msg, nest);
-	return 0;
+	return nest_end(msg, nest);
 nla_put_failure:
 	return -EMSGSIZE;
 }
 
-static int put_allowedips(struct nl_msg *msg, const struct peer *peer)
+static int put_allowedips(struct nl_msg *msg, const struct request *req)
 {
 	const struct allowedip *ip;
 	struct nlattr *nest;
 
 	/* nla_nest_end() would drop an empty nest; "none" must still be said. */
-	if (!peer->first_allowedip)
+	if (req->ips == req->ips_end)
 		return nla_put(msg, NLA_F_NESTED | FTV_PEER_A_ALLOWEDIPS, 0, NULL) ?
 		       -EMSGSIZE : 0;
 	nest = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (!nest)
 		return -EMSGSIZE;
-	for (ip = peer->first_allowedip; ip; ip = ip->next)
+	for (ip = req->ips; ip != req->ips_end; ip = ip->next)
 		if (put_allowedip(msg, ip))
 			return -EMSGSIZE;
-	nla_nest_end(msg, nest);
-	return 0;
+	return nest_end(msg, nest);
 }
 
-static int put_peer(struct nl_msg *msg, const struct peer *peer)
+/* A later part: the key says which peer, and the next allowed IPs. */
+static int put_peer_continued(struct nl_msg *msg, const struct request *req)
 {
 	struct nlattr *nest = nest_start(msg, FTV_A_PEER);
+
+	if (!nest)
+		goto nla_put_failure;
+	NLA_PUT(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, req->peer->public_key);
+	if (put_allowedips(msg, req))
+		goto nla_put_failure;
+	return nest_end(msg, nest);
+nla_put_failure:
+	return -EMSGSIZE;
+}
+
+static int put_peer(struct nl_msg *msg, const struct request *req)
+{
+	const struct peer *peer = req->peer;
+	struct nlattr *nest;
 	uint32_t flags = 0;
 
+	if (req->continued)
+		return put_peer_continued(msg, req);
+	nest = nest_start(msg, FTV_A_PEER);
 	if (!nest)
 		goto nla_put_failure;
 	NLA_PUT(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key);
@@ -526,41 +562,12 @@ static int put_peer(struct nl_msg *msg, const struct peer *peer)
 		NLA_PUT_U16(msg, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			    peer->persistent_keepalive);
 	/* With the replace flag an empty list means "none", so send it too. */
-	if ((peer->first_allowedip || (flags & FTV_PEER_F_REPLACE_ALLOWEDIPS)) &&
-	    put_allowedips(msg, peer))
+	if ((req->ips != req->ips_end || (flags & FTV_PEER_F_REPLACE_ALLOWEDIPS)) &&
+	    put_allowedips(msg, req))
 		goto nla_put_failure;
-	nla_nest_end(msg, nest);
-	return 0;
+	return nest_end(msg, nest);
 nla_put_failure:
 	return -EMSGSIZE;
-}
-
-static size_t request_size(const struct request *req)
-{
-	const struct allowedip *ip;
-	size_t size = REQUEST_BASE_SIZE;
-
-	if (req->peer)
-		for (ip = req->peer->first_allowedip; ip; ip = ip->next)
-			size += ALLOWEDIP_REQUEST_SIZE;
-	return size;
-}
-
-static struct nl_msg *request_build(const struct request *req, int family)
-{
-	struct nl_msg *msg = nlmsg_alloc_size(request_size(req));
-
-	if (!msg)
-		return NULL;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, req->flags,
-			 req->cmd, FTV_GENL_VERSION) ||
-	    (req->ifname && nla_put_string(msg, FTV_A_IFNAME, req->ifname) < 0) ||
-	    (req->dev && put_device(msg, req->dev)) ||
-	    (req->peer && put_peer(msg, req->peer))) {
-		nlmsg_free(msg);
-		return NULL;
-	}
-	return msg;
 }
 
 /* The buffer may hold a private or pre-shared key. */
@@ -570,6 +577,77 @@ static void request_free(struct nl_msg *msg)
 
 	sodium_memzero(nlh, nlh->nlmsg_len);
 	nlmsg_free(msg);
+}
+
+/* The allowed IP after the at most ALLOWEDIPS_PER_REQUEST from @ip on. */
+static const struct allowedip *chunk_end(const struct allowedip *ip)
+{
+	int n;
+
+	for (n = 0; ip && n < ALLOWEDIPS_PER_REQUEST; n++)
+		ip = ip->next;
+	return ip;
+}
+
+/*
+ * The first request of a change of @peer: its settings, its flags and
+ * the first of its allowed IPs. request_peer_next() makes the others.
+ */
+static void request_peer_first(struct request *req, uint8_t cmd,
+			       const char *ifname, const struct peer *peer)
+{
+	memset(req, 0, sizeof(*req));
+	req->cmd = cmd;
+	req->ifname = ifname;
+	req->peer = peer;
+	req->ips = peer->first_allowedip;
+	req->ips_end = chunk_end(req->ips);
+}
+
+/*
+ * Turns @req into the next part of its peer's change, if allowed IPs are
+ * left: a SET_PEER that adds them (the first part replaced the list if
+ * asked to), without the settings, which were sent already.
+ */
+static bool request_peer_next(struct request *req)
+{
+	if (!req->ips_end)
+		return false;
+	req->cmd = FTV_CMD_SET_PEER;
+	req->continued = true;
+	req->ips = req->ips_end;
+	req->ips_end = chunk_end(req->ips);
+	return true;
+}
+
+static size_t request_size(const struct request *req)
+{
+	const struct allowedip *ip;
+	size_t size = REQUEST_BASE_SIZE;
+
+	for (ip = req->ips; ip != req->ips_end; ip = ip->next)
+		size += ALLOWEDIP_REQUEST_SIZE;
+	return size;
+}
+
+/* Returns 0 with the message in @msgp, or a negative errno. */
+static int request_build(const struct request *req, int family,
+			 struct nl_msg **msgp)
+{
+	struct nl_msg *msg = nlmsg_alloc_size(request_size(req));
+
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, req->flags,
+			 req->cmd, FTV_GENL_VERSION) ||
+	    (req->ifname && nla_put_string(msg, FTV_A_IFNAME, req->ifname) < 0) ||
+	    (req->dev && put_device(msg, req->dev)) ||
+	    (req->peer && put_peer(msg, req))) {
+		request_free(msg);
+		return -EMSGSIZE;
+	}
+	*msgp = msg;
+	return 0;
 }
 
 /* ---- the socket --------------------------------------------------------- */
@@ -666,14 +744,13 @@ static int transact(const struct request *req, struct reply *reply)
 		nl_socket_free(sk);
 		return -ENOENT;
 	}
-	msg = request_build(req, family);
-	if (msg) {
+	ret = request_build(req, family, &msg);
+	if (!ret) {
 		ret = exchange(sk, msg, reply);
 		request_free(msg);
 	} else {
 		fprintf(stderr, "%s: unable to build the request: %s\n",
-			PROG_NAME, strerror(ENOMEM));
-		ret = -ENOMEM;
+			PROG_NAME, strerror(-ret));
 	}
 	nl_socket_free(sk);
 	return ret;
@@ -717,12 +794,37 @@ int ipc_set_device(const struct device *dev)
 	return transact(&req, &reply);
 }
 
+static size_t count_allowedips(const struct allowedip *ip,
+			       const struct allowedip *end)
+{
+	size_t n = 0;
+
+	for (; ip != end; ip = ip->next)
+		n++;
+	return n;
+}
+
+/*
+ * A peer with more allowed IPs than fit one request gets several; if a
+ * later one fails, the peer is left with part of its list, and the user
+ * is told how much.
+ */
 static int change_peer(uint8_t cmd, const char *ifname, const struct peer *peer)
 {
-	struct request req = { .cmd = cmd, .ifname = ifname, .peer = peer };
-	struct reply reply = { 0 };
+	struct request req;
+	struct reply reply;
+	int ret;
 
-	return transact(&req, &reply);
+	request_peer_first(&req, cmd, ifname, peer);
+	do {
+		memset(&reply, 0, sizeof(reply));
+		ret = transact(&req, &reply);
+	} while (!ret && request_peer_next(&req));
+	if (ret && req.continued)
+		fprintf(stderr, "%s: the peer got only the first %zu of its %zu allowed IPs\n",
+			PROG_NAME, count_allowedips(peer->first_allowedip, req.ips),
+			count_allowedips(peer->first_allowedip, NULL));
+	return ret;
 }
 
 int ipc_add_peer(const char *ifname, const struct peer *peer)

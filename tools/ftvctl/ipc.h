@@ -35,6 +35,11 @@ typedef int (*ipc_event_fn)(const struct peer_event *event, void *arg);
  */
 int ipc_monitor(ipc_event_fn fn, void *arg);
 
+/*
+ * A peer whose allowed IPs do not fit one request is sent in several:
+ * the first with its settings and flags, the others with its key and
+ * the rest of the list.
+ */
 int ipc_add_peer(const char *ifname, const struct peer *peer);
 int ipc_set_peer(const char *ifname, const struct peer *peer);
 int ipc_del_peer(const char *ifname, const struct peer *peer);

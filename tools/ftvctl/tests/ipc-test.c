@@ -167,7 +167,7 @@ static struct device *fake_dump(time_t handshake)
 	return reply.first;
 }
 
-static int count_allowedips(const struct peer *peer)
+static int peer_ip_count(const struct peer *peer)
 {
 	const struct allowedip *ip;
 	int n = 0;
@@ -195,7 +195,7 @@ static void test_dump_merge(void)
 	check(a && b && c && !c->next, "dump: peers merged over messages");
 	if (!c)
 		return;
-	check(count_allowedips(b) == 2 && b->state == FTV_PEER_STATE_CONNECTING &&
+	check(peer_ip_count(b) == 2 && b->state == FTV_PEER_STATE_CONNECTING &&
 	      (b->flags & PEER_HAS_ENDPOINT),
 	      "dump: split peer continued, not duplicated");
 	check(a->endpoint.addr4.sin_port == htons(51820) &&
@@ -299,11 +299,11 @@ static void test_request_peer_add(void)
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
 				      PEER_HAS_PRESHARED_KEY |
 				      PEER_HAS_PERSISTENT_KEEPALIVE };
-	struct request req = { FTV_CMD_NEW_PEER, 0, "ftv0", NULL, &peer };
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
 	struct allowedip ip4 = { .family = AF_INET, .cidr = 24 };
 	struct allowedip ip6 = { .family = AF_INET6, .cidr = 64 };
-	struct nl_msg *msg;
+	struct nl_msg *msg = NULL;
+	struct request req;
 	int ips = 0, rem;
 	struct nlattr *pos;
 
@@ -314,7 +314,8 @@ static void test_request_peer_add(void)
 	peer.persistent_keepalive = 25;
 	peer_add_allowedip(&peer, &ip4);
 	peer_add_allowedip(&peer, &ip6);
-	msg = request_build(&req, FAMILY_ID);
+	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	request_build(&req, FAMILY_ID, &msg);
 	check(msg && request_peer(msg, tb) && tb[FTV_PEER_A_ENDPOINT_IPV6] &&
 	      nla_get_u16(tb[FTV_PEER_A_ENDPOINT_PORT]) == 51820 &&
 	      nla_len(tb[FTV_PEER_A_PRESHARED_KEY]) == FTV_KEY_LEN &&
@@ -333,9 +334,12 @@ static void test_request_peer_clear(void)
 {
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY |
 				      PEER_REPLACE_ALLOWEDIPS };
-	struct request req = { FTV_CMD_SET_PEER, 0, "ftv0", NULL, &peer };
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
-	struct nl_msg *msg = request_build(&req, FAMILY_ID);
+	struct nl_msg *msg = NULL;
+	struct request req;
+
+	request_peer_first(&req, FTV_CMD_SET_PEER, "ftv0", &peer);
+	request_build(&req, FAMILY_ID, &msg);
 
 	check(msg && request_peer(msg, tb) &&
 	      nla_get_u32(tb[FTV_PEER_A_FLAGS]) == FTV_PEER_F_REPLACE_ALLOWEDIPS &&
@@ -346,15 +350,221 @@ static void test_request_peer_clear(void)
 		request_free(msg);
 }
 
+#define SPLIT_IPS 100000
+
+/* Entry i of a long list: 10.0.0.0 + i/32 if i is even, fd00::i/128 if odd. */
+static void split_ip(struct allowedip *ip, uint32_t i)
+{
+	uint32_t be = htonl(i);
+
+	memset(ip, 0, sizeof(*ip));
+	if (i % 2) {
+		ip->family = AF_INET6;
+		ip->ip6.s6_addr[0] = 0xfd;
+		memcpy(&ip->ip6.s6_addr[12], &be, 4);
+		ip->cidr = 128;
+	} else {
+		ip->family = AF_INET;
+		ip->ip4.s_addr = htonl(0x0a000000 + i);
+		ip->cidr = 32;
+	}
+}
+
+/* The i of split_ip(), or -1 if @nest is not one of its entries. */
+static long split_index(struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_ALLOWEDIP_A_MAX + 1];
+	struct allowedip want;
+	uint32_t be;
+	long i;
+
+	if (nla_type(nest) != FTV_PEER_A_ALLOWEDIP ||
+	    nla_parse_nested(tb, FTV_ALLOWEDIP_A_MAX, nest, allowedip_policy) < 0 ||
+	    !tb[FTV_ALLOWEDIP_A_FAMILY] || !tb[FTV_ALLOWEDIP_A_IPADDR] ||
+	    !tb[FTV_ALLOWEDIP_A_CIDR_MASK])
+		return -1;
+	if (nla_get_u16(tb[FTV_ALLOWEDIP_A_FAMILY]) == AF_INET6 &&
+	    nla_len(tb[FTV_ALLOWEDIP_A_IPADDR]) == 16) {
+		memcpy(&be, (uint8_t *)nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]) + 12, 4);
+		i = ntohl(be);
+	} else if (nla_len(tb[FTV_ALLOWEDIP_A_IPADDR]) == 4) {
+		memcpy(&be, nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]), 4);
+		i = (long)ntohl(be) - 0x0a000000;
+	} else {
+		return -1;
+	}
+	if (i < 0 || i >= SPLIT_IPS)
+		return -1;
+	split_ip(&want, i);
+	return nla_get_u16(tb[FTV_ALLOWEDIP_A_FAMILY]) == want.family &&
+	       !memcmp(nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]), &want.ip6,
+		       nla_len(tb[FTV_ALLOWEDIP_A_IPADDR])) &&
+	       nla_get_u8(tb[FTV_ALLOWEDIP_A_CIDR_MASK]) == want.cidr ? i : -1;
+}
+
+/* The peer nest's attributes other than the key and the allowed IPs. */
+static int split_extras(struct nlattr *peer)
+{
+	struct nlattr *pos;
+	int rem, n = 0;
+
+	nla_for_each_nested(pos, peer, rem)
+		n += nla_type(pos) != FTV_PEER_A_PUBLIC_KEY &&
+		     nla_type(pos) != FTV_PEER_A_ALLOWEDIPS;
+	return n;
+}
+
+struct split_result {
+	int requests, too_big, bad_first, bad_later, bad_entries;
+	long next;		/* the entry expected next, in order */
+};
+
+static void split_check_request(struct split_result *r, struct nl_msg *msg,
+				uint8_t first_cmd, uint32_t first_flags,
+				unsigned char *seen)
+{
+	struct nlattr *tb[FTV_PEER_A_MAX + 1], *peer, *pos;
+	uint8_t cmd = genlmsg_hdr(nlmsg_hdr(msg))->cmd;
+	uint32_t flags;
+	int rem;
+	long i;
+
+	if (nlmsg_hdr(msg)->nlmsg_len > 0xffff)
+		r->too_big++;
+	peer = request_peer(msg, tb);
+	if (!peer || !tb[FTV_PEER_A_PUBLIC_KEY] || !tb[FTV_PEER_A_ALLOWEDIPS]) {
+		r->bad_later++;
+		return;
+	}
+	flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
+	if (!r->requests++)
+		r->bad_first += cmd != first_cmd || flags != first_flags ||
+				!tb[FTV_PEER_A_ENDPOINT_PORT] ||
+				!tb[FTV_PEER_A_PRESHARED_KEY] ||
+				!tb[FTV_PEER_A_PERSISTENT_KEEPALIVE];
+	else
+		r->bad_later += cmd != FTV_CMD_SET_PEER || split_extras(peer);
+	nla_for_each_nested(pos, tb[FTV_PEER_A_ALLOWEDIPS], rem) {
+		i = split_index(pos);
+		if (i < 0 || i != r->next) {
+			r->bad_entries++;
+			continue;
+		}
+		seen[i]++;
+		r->next++;
+	}
+}
+
+/*
+ * A list far over the 64 KiB of an attribute is sent in requests that each
+ * fit, carry every entry once and in order, the first with the peer's
+ * settings and flags, the others a SET_PEER with only the key and entries.
+ */
+static void test_request_split(uint8_t cmd, bool replace, const char *what)
+{
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
+				      PEER_HAS_PRESHARED_KEY |
+				      PEER_HAS_PERSISTENT_KEEPALIVE };
+	struct allowedip *ips = calloc(SPLIT_IPS, sizeof(*ips));
+	unsigned char *seen = calloc(SPLIT_IPS, 1);
+	struct split_result r = { 0 };
+	struct nl_msg *msg;
+	struct request req;
+	long i, once = 0;
+	char desc[200];
+
+	fill_key(peer.public_key, 7);
+	peer.endpoint.addr4.sin_family = AF_INET;
+	peer.endpoint.addr4.sin_port = htons(443);
+	peer.persistent_keepalive = 25;
+	if (replace)
+		peer.flags |= PEER_REPLACE_ALLOWEDIPS;
+	for (i = 0; i < SPLIT_IPS; i++) {
+		split_ip(&ips[i], i);
+		peer_add_allowedip(&peer, &ips[i]);
+	}
+	request_peer_first(&req, cmd, "ftv0", &peer);
+	do {
+		if (request_build(&req, FAMILY_ID, &msg)) {
+			r.too_big++;
+			break;
+		}
+		split_check_request(&r, msg, cmd,
+				    replace ? FTV_PEER_F_REPLACE_ALLOWEDIPS : 0,
+				    seen);
+		request_free(msg);
+	} while (request_peer_next(&req));
+	for (i = 0; i < SPLIT_IPS; i++)
+		once += seen[i] == 1;
+	printf("# %s: %d requests, %ld of %d entries sent once\n", what,
+	       r.requests, once, SPLIT_IPS);
+	snprintf(desc, sizeof(desc), "split: %s: %d entries in %d requests of at most %d",
+		 what, SPLIT_IPS, r.requests, ALLOWEDIPS_PER_REQUEST);
+	check(r.requests == SPLIT_IPS / ALLOWEDIPS_PER_REQUEST && !r.too_big &&
+	      !r.bad_first && !r.bad_later && !r.bad_entries &&
+	      once == SPLIT_IPS, desc);
+	free(ips);
+	free(seen);
+}
+
+/* Exactly ALLOWEDIPS_PER_REQUEST is one request; one more makes two. */
+static void test_request_split_edges(void)
+{
+	struct allowedip *ips = calloc(ALLOWEDIPS_PER_REQUEST + 1, sizeof(*ips));
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
+	struct request req;
+	int i, one, two;
+
+	for (i = 0; i < ALLOWEDIPS_PER_REQUEST; i++) {
+		split_ip(&ips[i], i);
+		peer_add_allowedip(&peer, &ips[i]);
+	}
+	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	for (one = 1; request_peer_next(&req); one++)
+		;
+	split_ip(&ips[i], i);
+	peer_add_allowedip(&peer, &ips[i]);
+	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	for (two = 1; request_peer_next(&req); two++)
+		;
+	check(one == 1 && two == 2 && req.ips == &ips[i] && !req.ips_end,
+	      "split: a full request is one, one entry more makes two");
+	free(ips);
+}
+
+/* What does not fit is an error, never a list quietly left out. */
+static void test_request_too_big(void)
+{
+	struct allowedip *ips = calloc(3000, sizeof(*ips));
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
+	struct nl_msg *msg = NULL;
+	struct request req;
+	int i, ret;
+
+	for (i = 0; i < 3000; i++) {
+		split_ip(&ips[i], i);
+		peer_add_allowedip(&peer, &ips[i]);
+	}
+	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	req.ips_end = NULL;	/* all 3000 in one, as ftvctl once did */
+	ret = request_build(&req, FAMILY_ID, &msg);
+	check(ret == -EMSGSIZE && !msg,
+	      "split: a list over 64 KiB in one request is refused, not dropped");
+	free(ips);
+}
+
 static void test_request_device(void)
 {
 	struct device dev = { .name = "ftv0",
 			      .flags = DEVICE_HAS_PRIVATE_KEY |
 				       DEVICE_HAS_FWMARK,
 			      .fwmark = 0x1f };
-	struct request req = { FTV_CMD_SET_DEVICE, 0, dev.name, &dev, NULL };
+	struct request req = { .cmd = FTV_CMD_SET_DEVICE, .ifname = dev.name,
+			       .dev = &dev };
 	struct nlattr *tb[FTV_A_MAX + 1];
-	struct nl_msg *msg = request_build(&req, FAMILY_ID);
+	struct nl_msg *msg = NULL;
+
+	request_build(&req, FAMILY_ID, &msg);
 
 	check(msg && genlmsg_parse(nlmsg_hdr(msg), 0, tb, FTV_A_MAX, NULL) >= 0 &&
 	      genlmsg_hdr(nlmsg_hdr(msg))->cmd == FTV_CMD_SET_DEVICE &&
@@ -375,12 +585,12 @@ static void test_request_device(void)
 static void test_live_extack(const char *what, uint8_t cmd, int flags,
 			     bool echo_request)
 {
-	struct request req = { cmd, flags, "ftv0", NULL, NULL };
+	struct request req = { .cmd = cmd, .flags = flags, .ifname = "ftv0" };
 	struct reply reply = { 0 };
 	struct nl_sock *sk = socket_open();
 	int family = sk ? genl_ctrl_resolve(sk, "ethtool") : -1;
 	int zero = 0;
-	struct nl_msg *msg;
+	struct nl_msg *msg = NULL;
 
 	/* ftvctl caps acks; undo that to see the TLVs found past the echo. */
 	if (sk && echo_request)
@@ -390,7 +600,7 @@ static void test_live_extack(const char *what, uint8_t cmd, int flags,
 	if (family < 0) {
 		printf("ok %d %s # SKIP no ethtool netlink family\n", ++tests, what);
 	} else {
-		msg = request_build(&req, family);
+		request_build(&req, family, &msg);
 		exchange(sk, msg, &reply);
 		request_free(msg);
 		printf("# kernel said: \"%s\" (%s)\n", reply.msg,
@@ -482,6 +692,7 @@ static void test_event_read(void)
 	nlmsg_free(msg);
 }
 
+
 int main(int argc, char **argv)
 {
 	struct device *devs;
@@ -508,6 +719,10 @@ int main(int argc, char **argv)
 	test_request_peer_add();
 	test_request_peer_clear();
 	test_request_device();
+	test_request_split(FTV_CMD_NEW_PEER, false, "peer add");
+	test_request_split(FTV_CMD_SET_PEER, true, "peer set, replacing");
+	test_request_split_edges();
+	test_request_too_big();
 	test_event_read();
 	test_live_extack("live: extack of a refused request",
 			 FTV_CMD_SET_DEVICE, 0, false);
