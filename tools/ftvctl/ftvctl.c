@@ -12,6 +12,7 @@
 
 #include <sodium.h>
 
+#include "ipc.h"
 #include "subcommands.h"
 #include "util.h"
 
@@ -55,13 +56,17 @@ int main(int argc, char **argv)
 {
 	static char *show_all[] = { "show", NULL };
 	size_t i;
+	int ret;
 
 	if (sodium_init() < 0) {
 		fprintf(stderr, "%s: unable to initialise libsodium\n", PROG_NAME);
 		return 1;
 	}
-	if (argc == 1)
-		return show_main(1, show_all);
+	if (argc == 1) {
+		ret = show_main(1, show_all);
+		ipc_close();
+		return ret;
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -71,9 +76,13 @@ int main(int argc, char **argv)
 		printf("%s %s\n", PROG_NAME, FTV_VERSION);
 		return 0;
 	}
-	for (i = 0; i < SUBCOMMAND_COUNT; i++)
-		if (!strcmp(argv[1], subcommands[i].name))
-			return subcommands[i].main(argc - 1, argv + 1);
+	for (i = 0; i < SUBCOMMAND_COUNT; i++) {
+		if (!strcmp(argv[1], subcommands[i].name)) {
+			ret = subcommands[i].main(argc - 1, argv + 1);
+			ipc_close();
+			return ret;
+		}
+	}
 	print_error("unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 1;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Every call opens its own socket and resolves the family anew: ftvctl
- * makes few requests per run, so nothing is worth keeping between calls.
+ * One socket serves every request of a run: setconf of a large file makes
+ * a request per peer, and opening a socket and resolving the family for
+ * each would cost more than the request itself.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -731,28 +732,54 @@ static int exchange(struct nl_sock *sk, struct nl_msg *msg, struct reply *reply)
 	return reply_report(reply);
 }
 
-static int transact(const struct request *req, struct reply *reply)
-{
-	struct nl_sock *sk = socket_open();
-	struct nl_msg *msg;
-	int family, ret;
+/* The socket of every request of the run, and the family's id on it. */
+static struct nl_sock *conn_sk;
+static int conn_family;
 
-	if (!sk)
+static int conn_open(void)
+{
+	if (conn_sk)
+		return 0;
+	conn_sk = socket_open();
+	if (!conn_sk)
 		return -ENOTCONN;
-	family = resolve_family(sk);
-	if (family < 0) {
-		nl_socket_free(sk);
+	conn_family = resolve_family(conn_sk);
+	if (conn_family < 0) {
+		ipc_close();
 		return -ENOENT;
 	}
-	ret = request_build(req, family, &msg);
-	if (!ret) {
-		ret = exchange(sk, msg, reply);
-		request_free(msg);
-	} else {
+	return 0;
+}
+
+void ipc_close(void)
+{
+	if (conn_sk)
+		nl_socket_free(conn_sk);
+	conn_sk = NULL;
+}
+
+static int transact(const struct request *req, struct reply *reply)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	ret = conn_open();
+	if (ret)
+		return ret;
+	ret = request_build(req, conn_family, &msg);
+	if (ret) {
 		fprintf(stderr, "%s: unable to build the request: %s\n",
 			PROG_NAME, strerror(-ret));
+		return ret;
 	}
-	nl_socket_free(sk);
+	ret = exchange(conn_sk, msg, reply);
+	request_free(msg);
+	/*
+	 * What is left of a failed dump would be taken for the answer to
+	 * the next request: the next one gets a new socket.
+	 */
+	if (ret)
+		ipc_close();
 	return ret;
 }
 

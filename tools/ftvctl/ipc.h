@@ -44,4 +44,10 @@ int ipc_add_peer(const char *ifname, const struct peer *peer);
 int ipc_set_peer(const char *ifname, const struct peer *peer);
 int ipc_del_peer(const char *ifname, const struct peer *peer);
 
+/*
+ * Requests share one socket, opened by the first; this closes it (a
+ * later request opens another).
+ */
+void ipc_close(void);
+
 #endif
