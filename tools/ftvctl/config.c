@@ -32,6 +32,7 @@ struct reader {
 	unsigned int section_line;	/* where the current section started */
 	bool seen_interface;
 	uint32_t seen_keys;		/* bit i: keys[i] given in this section */
+	struct peer_index peers;	/* of dev, to find a second [Peer] */
 };
 
 struct key {
@@ -146,9 +147,13 @@ static bool end_section(struct reader *r)
 		print_error("[Peer] without a PublicKey");
 		return false;
 	}
-	if (device_find_peer(r->dev, r->peer->public_key)) {
+	if (peer_index_find(&r->peers, r->peer->public_key)) {
 		key_to_base64(key, r->peer->public_key);
 		print_error("a second [Peer] with PublicKey '%s'", key);
+		return false;
+	}
+	if (peer_index_add(&r->peers, r->peer)) {
+		print_error("%s", strerror(ENOMEM));
 		return false;
 	}
 	device_add_peer(r->dev, r->peer);
@@ -279,6 +284,7 @@ struct device *config_read(FILE *f, const char *name)
 		print_error("%s", strerror(ENOMEM));
 		return NULL;
 	}
+	peer_index_init(&r.peers);
 	do {
 		errno = 0;
 		len = getline(&line, &size, f);
@@ -298,6 +304,7 @@ struct device *config_read(FILE *f, const char *name)
 	if (ok)
 		ok = end_section(&r);
 	error_location_set(NULL, 0);
+	peer_index_free(&r.peers);
 	if (line) {
 		/* It may have held a key. */
 		sodium_memzero(line, size);

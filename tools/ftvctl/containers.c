@@ -57,15 +57,92 @@ void devices_free(struct device *dev)
 	}
 }
 
-struct peer *device_find_peer(const struct device *dev,
-			      const uint8_t public_key[FTV_KEY_LEN])
+_Static_assert(sizeof(((struct peer_index *)0)->hash_key) ==
+	       crypto_shorthash_KEYBYTES, "the index's key is SipHash's");
+_Static_assert(crypto_shorthash_BYTES == sizeof(uint64_t),
+	       "SipHash gives 64 bits");
+
+void peer_index_init(struct peer_index *idx)
+{
+	memset(idx, 0, sizeof(*idx));
+	randombytes_buf(idx->hash_key, sizeof(idx->hash_key));
+}
+
+static size_t key_hash(const struct peer_index *idx, const uint8_t *key)
+{
+	uint64_t hash;
+
+	crypto_shorthash((unsigned char *)&hash, key, FTV_KEY_LEN,
+			 idx->hash_key);
+	return hash;
+}
+
+/* The slot of @key, or the empty one where it would go. */
+static struct peer **index_slot(const struct peer_index *idx,
+				const uint8_t *key)
+{
+	size_t i = key_hash(idx, key) & idx->mask;
+
+	while (idx->slots[i] &&
+	       memcmp(idx->slots[i]->public_key, key, FTV_KEY_LEN))
+		i = (i + 1) & idx->mask;
+	return &idx->slots[i];
+}
+
+static int index_grow(struct peer_index *idx)
+{
+	size_t old_size = idx->slots ? idx->mask + 1 : 0, i;
+	size_t size = old_size ? old_size * 2 : 64;
+	struct peer **old = idx->slots;
+
+	idx->slots = calloc(size, sizeof(*idx->slots));
+	if (!idx->slots) {
+		idx->slots = old;
+		return -ENOMEM;
+	}
+	idx->mask = size - 1;
+	for (i = 0; i < old_size; i++)
+		if (old[i])
+			*index_slot(idx, old[i]->public_key) = old[i];
+	free(old);
+	return 0;
+}
+
+int peer_index_add(struct peer_index *idx, struct peer *peer)
+{
+	if ((!idx->slots || 2 * (idx->count + 1) > idx->mask + 1) &&
+	    index_grow(idx))
+		return -ENOMEM;
+	*index_slot(idx, peer->public_key) = peer;
+	idx->count++;
+	return 0;
+}
+
+int peer_index_build(struct peer_index *idx, const struct device *dev)
 {
 	struct peer *peer;
 
-	for (peer = dev->first_peer; peer; peer = peer->next)
-		if (!memcmp(peer->public_key, public_key, FTV_KEY_LEN))
-			return peer;
-	return NULL;
+	peer_index_init(idx);
+	for (peer = dev->first_peer; peer; peer = peer->next) {
+		if (peer_index_add(idx, peer)) {
+			peer_index_free(idx);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+struct peer *peer_index_find(const struct peer_index *idx,
+			     const uint8_t public_key[FTV_KEY_LEN])
+{
+	return idx->slots ? *index_slot(idx, public_key) : NULL;
+}
+
+void peer_index_free(struct peer_index *idx)
+{
+	free(idx->slots);
+	idx->slots = NULL;
+	idx->count = 0;
 }
 
 bool endpoint_equal(const union endpoint *a, const union endpoint *b)
@@ -133,12 +210,30 @@ static struct prefix *prefixes_of(const struct peer *peer, size_t *count)
 	return p;
 }
 
+/* Whether the lists are the same prefixes in the same order. */
+static bool allowedips_same_order(const struct allowedip *a,
+				  const struct allowedip *b)
+{
+	struct prefix pa, pb;
+
+	for (; a && b; a = a->next, b = b->next) {
+		prefix_from(&pa, a);
+		prefix_from(&pb, b);
+		if (prefix_cmp(&pa, &pb))
+			return false;
+	}
+	return !a && !b;
+}
+
 int peer_allowedips_equal(const struct peer *a, const struct peer *b)
 {
 	struct prefix *pa, *pb;
 	size_t na, nb;
 	int equal = -ENOMEM;
 
+	/* The common case, one entry each or a file showconf wrote, is cheap. */
+	if (allowedips_same_order(a->first_allowedip, b->first_allowedip))
+		return 1;
 	pa = prefixes_of(a, &na);
 	pb = pa ? prefixes_of(b, &nb) : NULL;
 	if (pb)

@@ -97,9 +97,29 @@ struct device {
 	struct peer *first_peer, *last_peer;
 };
 
+/*
+ * Peers by public key: files and devices of 10^5 peers are compared and
+ * checked for duplicates through this, not by walking the list for each
+ * peer. An open addressing table kept at most half full; the hash is
+ * SipHash under a random key, so no choice of keys makes it slow.
+ */
+struct peer_index {
+	struct peer **slots;
+	size_t mask;		/* the number of slots, a power of two, less 1 */
+	size_t count;
+	uint8_t hash_key[16];
+};
+
 void device_add_peer(struct device *dev, struct peer *peer);
-struct peer *device_find_peer(const struct device *dev,
-			      const uint8_t public_key[FTV_KEY_LEN]);
+/* An empty index, which grows as peers are added. */
+void peer_index_init(struct peer_index *idx);
+/* Indexes every peer of @dev. Returns 0 or -ENOMEM. */
+int peer_index_build(struct peer_index *idx, const struct device *dev);
+/* Returns 0, or -ENOMEM. The caller makes sure the key is not there yet. */
+int peer_index_add(struct peer_index *idx, struct peer *peer);
+struct peer *peer_index_find(const struct peer_index *idx,
+			     const uint8_t public_key[FTV_KEY_LEN]);
+void peer_index_free(struct peer_index *idx);
 void peer_add_allowedip(struct peer *peer, struct allowedip *ip);
 void peer_free(struct peer *peer);
 bool endpoint_equal(const union endpoint *a, const union endpoint *b);

@@ -6,6 +6,7 @@
  * the differences, so that a peer the file leaves as it is keeps its
  * session. Interface keys the file leaves out keep their values in both.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -193,28 +194,52 @@ static int del_peer(const char *ifname, const struct peer *old)
  * Removals come first and additions last, so that an allowed IP moving
  * from one peer to another is never claimed by both at once.
  */
-static int sync_device(const struct device *want, const struct device *have)
+static int sync_peers(const struct device *want, const struct device *have,
+		      const struct peer_index *wanted,
+		      const struct peer_index *had)
 {
 	bool keys_reported = have->flags & DEVICE_HAS_PRIVATE_KEY;
-	struct device change = { 0 };
 	const struct peer *peer, *old;
+	int ret = 0;
+
+	for (old = have->first_peer; !ret && old; old = old->next)
+		if (!peer_index_find(wanted, old->public_key))
+			ret = del_peer(want->name, old);
+	for (peer = want->first_peer; !ret && peer; peer = peer->next) {
+		old = peer_index_find(had, peer->public_key);
+		if (old)
+			ret = sync_peer(want->name, peer, old, keys_reported);
+	}
+	for (peer = want->first_peer; !ret && peer; peer = peer->next)
+		if (!peer_index_find(had, peer->public_key))
+			ret = ipc_add_peer(want->name, peer);
+	return ret;
+}
+
+static int sync_device(const struct device *want, const struct device *have)
+{
+	struct peer_index wanted, had;
+	struct device change = { 0 };
 	int ret = 0;
 
 	device_changes(&change, want, have);
 	if (change.flags)
 		ret = ipc_set_device(&change);
 	sodium_memzero(&change, sizeof(change));
-	for (old = have->first_peer; !ret && old; old = old->next)
-		if (!device_find_peer(want, old->public_key))
-			ret = del_peer(want->name, old);
-	for (peer = want->first_peer; !ret && peer; peer = peer->next) {
-		old = device_find_peer(have, peer->public_key);
-		if (old)
-			ret = sync_peer(want->name, peer, old, keys_reported);
+	if (ret)
+		return ret;
+	if (peer_index_build(&wanted, want)) {
+		print_error("%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	for (peer = want->first_peer; !ret && peer; peer = peer->next)
-		if (!device_find_peer(have, peer->public_key))
-			ret = ipc_add_peer(want->name, peer);
+	if (peer_index_build(&had, have)) {
+		peer_index_free(&wanted);
+		print_error("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	ret = sync_peers(want, have, &wanted, &had);
+	peer_index_free(&wanted);
+	peer_index_free(&had);
 	return ret;
 }
 

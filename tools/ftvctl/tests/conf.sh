@@ -142,6 +142,41 @@ refused "a bad private key is refused ..." "bad.conf:2: PrivateKey is not a base
 ! grep -q "${SERVER_PRIV:0:20}" "$TMP/err"
 result $? "... without quoting it"
 
+# ---- many peers
+
+# peers N [EXTRA] : a file of N peers with one /32 each; EXTRA is appended
+peers() {
+	python3 - "$1" <<'PY'
+import base64, sys
+print("[Interface]\nListenPort = 443")
+for i in range(int(sys.argv[1])):
+    key = base64.b64encode(i.to_bytes(4, "big") * 8).decode()
+    print("[Peer]\nPublicKey = %s\nAllowedIPs = 10.%d.%d.%d/32"
+          % (key, i >> 16 & 255, i >> 8 & 255, i & 255))
+PY
+	[ $# -lt 2 ] || printf '%s\n' "$2"
+}
+
+if command -v python3 >/dev/null; then
+	peers 100000 >"$TMP/many.conf"
+	# Quadratic work would take minutes here; linear work, a second.
+	have=$(timeout 20 "$HERE/sync-test" syncconf "$TMP/many.conf" "$TMP/many.conf" 2>&1)
+	result $? "syncconf: 100,000 peers, read twice and compared in time, nothing to do${have:+: $have}"
+
+	peers 100000 "$(printf '[Peer]\nPublicKey = %s' "$(head -n 4 "$TMP/many.conf" | sed -n 's/^PublicKey = //p')")" \
+		>"$TMP/dup.conf"
+	fails "a duplicate peer among 100,000 is found" \
+		"dup.conf:300003: a second \[Peer\] with PublicKey 'AAAAAAAAAAAA" \
+		timeout 20 "$HERE/config-test" "$TMP/dup.conf"
+
+	sed '/^AllowedIPs = 10.1.17.112\/32$/s/$/, 192.0.2.1/' "$TMP/many.conf" >"$TMP/one.conf"
+	requests "syncconf: one changed peer among 100,000 is one request" \
+"set_peer key=AAERcAAB replace-ips ips=10.1.17.112/32,192.0.2.1/32" \
+		syncconf "$TMP/many.conf" "$TMP/one.conf"
+else
+	skip "syncconf: 100,000 peers" "no python3"
+fi
+
 # ---- the real ftvctl
 
 "$FTVCTL" setconf ftv0 "$TMP/none.conf" 2>"$TMP/err" && false
