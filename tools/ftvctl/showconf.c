@@ -29,6 +29,7 @@ int showconf_main(int argc, char **argv)
 	if ((dev->flags & DEVICE_HAS_PUBLIC_KEY) &&
 	    !(dev->flags & DEVICE_HAS_PRIVATE_KEY))
 		print_error("warning: the kernel did not report the private key, so the output lacks PrivateKey and any PresharedKey");
+	buffer_output();
 	config_write(stdout, dev);
 	ret = finish_output();
 	devices_free(dev);

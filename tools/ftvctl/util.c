@@ -22,6 +22,15 @@ bool wants_help(int argc, char **argv)
 	return false;
 }
 
+#define OUTPUT_BUFFER_SIZE (1 << 20)
+
+void buffer_output(void)
+{
+	static char buf[OUTPUT_BUFFER_SIZE];
+
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+}
+
 int finish_output(void)
 {
 	if (fflush(stdout) || ferror(stdout)) {

@@ -11,6 +11,13 @@ extern const char *PROG_NAME;
 /* True when the arguments after the subcommand ask for its usage. */
 bool wants_help(int argc, char **argv);
 
+/*
+ * Gives stdout one large buffer, before anything is printed: 10^5 peers
+ * then go out in few large writes, also to a terminal, where each line
+ * would otherwise be a write of its own. finish_output() flushes it.
+ */
+void buffer_output(void);
+
 /* Flushes stdout: 0, or 1 after saying why the output was lost. */
 int finish_output(void);
 

@@ -693,10 +693,84 @@ static void test_event_read(void)
 }
 
 
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * --bench N: a dump of one device with N peers (one /32 each, counters
+ * set), in messages of about the size the kernel sends; the time taken
+ * to read it and to render it as text and as JSON (on stdout, which the
+ * caller sends to /dev/null) goes to stderr.
+ */
+static int bench(unsigned long n)
+{
+	struct reply reply = { 0 };
+	struct nlattr *peers = NULL, *peer, *ips;
+	struct nl_msg *msg = NULL, **msgs;
+	uint8_t key[FTV_KEY_LEN] = { 0 }, v4[4] = { 192, 0, 2, 1 };
+	size_t count = 0, i;
+	unsigned long p;
+	double t0, t1, t2, t3;
+
+	msgs = calloc(n / 16 + 2, sizeof(*msgs));
+	for (p = 0; p < n; p++) {
+		if (!msg) {
+			msg = dump_msg(7);
+			if (!count)
+				nla_put_string(msg, FTV_A_IFNAME, "ftv0");
+			peers = nest_start(msg, FTV_A_PEERS);
+		}
+		memcpy(key, &p, sizeof(p));
+		peer = nest_start(msg, FTV_A_PEER);
+		nla_put(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, key);
+		nla_put(msg, FTV_PEER_A_ENDPOINT_IPV4, 4, v4);
+		nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 443);
+		ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
+		put_test_allowedip(msg, AF_INET, "10.0.0.1", 32);
+		nla_nest_end(msg, ips);
+		nla_put_u64(msg, FTV_PEER_A_LAST_HANDSHAKE, 1700000000);
+		nla_put_u64(msg, FTV_PEER_A_RX_BYTES, p * 1000);
+		nla_put_u64(msg, FTV_PEER_A_TX_BYTES, p * 2000);
+		put_drops(msg, FTV_PEER_A_DROPS, p & 1, 0);
+		nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_ESTABLISHED);
+		nla_nest_end(msg, peer);
+		if ((p + 1) % 16 == 0 || p + 1 == n) {
+			nla_nest_end(msg, peers);
+			msgs[count++] = msg;
+			msg = NULL;
+		}
+	}
+	t0 = now_seconds();
+	for (i = 0; i < count; i++)
+		on_device_msg(msgs[i], &reply);
+	t1 = now_seconds();
+	buffer_output();	/* as show_main() does */
+	show_devices(reply.first, false);
+	fflush(stdout);
+	t2 = now_seconds();
+	show_devices(reply.first, true);
+	fflush(stdout);
+	t3 = now_seconds();
+	fprintf(stderr, "%lu peers: read %.3f s, text %.3f s, json %.3f s\n",
+		n, t1 - t0, t2 - t1, t3 - t2);
+	for (i = 0; i < count; i++)
+		nlmsg_free(msgs[i]);
+	free(msgs);
+	devices_free(reply.first);
+	return reply.err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct device *devs;
 
+	if (argc == 3 && !strcmp(argv[1], "--bench"))
+		return bench(strtoul(argv[2], NULL, 10));
 	if (argc >= 2 && !strcmp(argv[1], "--events")) {
 		feed_events(argc == 3 && !strcmp(argv[2], "--json"));
 		return 0;
