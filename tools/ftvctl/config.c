@@ -66,6 +66,12 @@ static bool parse_mark(struct reader *r, const char *value)
 	return parse_fwmark(&r->dev->fwmark, value);
 }
 
+static bool parse_interface_shape(struct reader *r, const char *value)
+{
+	r->dev->flags |= DEVICE_HAS_SHAPE;
+	return parse_shape(&r->dev->shape, value);
+}
+
 static bool parse_peer_key(struct reader *r, const char *value)
 {
 	r->peer->flags |= PEER_HAS_PUBLIC_KEY;
@@ -100,16 +106,24 @@ static bool parse_peer_keepalive(struct reader *r, const char *value)
 	return parse_keepalive(&r->peer->persistent_keepalive, value);
 }
 
+static bool parse_peer_fec(struct reader *r, const char *value)
+{
+	r->peer->flags |= PEER_HAS_FEC;
+	return parse_fec(&r->peer->fec, value);
+}
+
 static const struct key keys[] = {
 	{ "PrivateKey", SECTION_INTERFACE, parse_private_key, false },
 	{ "ListenPort", SECTION_INTERFACE, parse_listen_port, false },
 	{ "FwMark", SECTION_INTERFACE, parse_mark, false },
+	{ "Shape", SECTION_INTERFACE, parse_interface_shape, false },
 	{ "PublicKey", SECTION_PEER, parse_peer_key, false },
 	{ "PresharedKey", SECTION_PEER, parse_psk, false },
 	{ "Endpoint", SECTION_PEER, parse_peer_endpoint, false },
 	/* Several lines add up, as several entries on one line do. */
 	{ "AllowedIPs", SECTION_PEER, parse_peer_allowedips, true },
 	{ "PersistentKeepalive", SECTION_PEER, parse_peer_keepalive, false },
+	{ "FEC", SECTION_PEER, parse_peer_fec, false },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -349,6 +363,7 @@ static void write_peer(FILE *f, const struct peer *peer)
 	char buf[ALLOWEDIP_STRLEN > ENDPOINT_STRLEN ? ALLOWEDIP_STRLEN
 						    : ENDPOINT_STRLEN];
 	const struct allowedip *ip;
+	char fec[FEC_STRLEN];
 
 	fprintf(f, "\n[Peer]\n");
 	write_key(f, "PublicKey", peer->public_key);
@@ -369,6 +384,11 @@ static void write_peer(FILE *f, const struct peer *peer)
 	if (peer->persistent_keepalive)
 		fprintf(f, "PersistentKeepalive = %u\n",
 			peer->persistent_keepalive);
+	/* Left out, it is the default: setconf and syncconf read it so. */
+	if (!fec_equal(peer_fec(peer), FEC_DEFAULT)) {
+		fec_to_string(fec, peer->fec);
+		fprintf(f, "FEC = %s\n", fec);
+	}
 }
 
 void config_write(FILE *f, const struct device *dev)
@@ -383,6 +403,12 @@ void config_write(FILE *f, const struct device *dev)
 		fprintf(f, "ListenPort = %u\n", dev->listen_port);
 	if (dev->fwmark)
 		fprintf(f, "FwMark = 0x%x\n", dev->fwmark);
+	/*
+	 * Always, when known: setconf leaves an [Interface] key the file
+	 * lacks as it is, so "on" must be said to be restored.
+	 */
+	if (dev->flags & DEVICE_HAS_SHAPE)
+		fprintf(f, "Shape = %s\n", dev->shape ? "on" : "off");
 	for (peer = dev->first_peer; peer; peer = peer->next)
 		write_peer(f, peer);
 }

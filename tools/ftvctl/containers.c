@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +158,31 @@ bool endpoint_equal(const union endpoint *a, const union endpoint *b)
 		       !memcmp(&a->addr6.sin6_addr, &b->addr6.sin6_addr,
 			       sizeof(a->addr6.sin6_addr));
 	return true;
+}
+
+struct fec peer_fec(const struct peer *peer)
+{
+	return peer->flags & PEER_HAS_FEC ? peer->fec : FEC_DEFAULT;
+}
+
+/* K and M mean something only to a fixed setting. */
+bool fec_equal(struct fec a, struct fec b)
+{
+	return a.mode == b.mode &&
+	       (a.mode != FTV_FEC_FIXED ||
+		(a.data == b.data && a.repair == b.repair));
+}
+
+void fec_to_string(char buf[FEC_STRLEN], struct fec fec)
+{
+	if (fec.mode == FTV_FEC_OFF)
+		snprintf(buf, FEC_STRLEN, "off");
+	else if (fec.mode == FTV_FEC_AUTO)
+		snprintf(buf, FEC_STRLEN, "auto");
+	else if (fec.mode == FTV_FEC_FIXED)
+		snprintf(buf, FEC_STRLEN, "%u:%u", fec.data, fec.repair);
+	else
+		snprintf(buf, FEC_STRLEN, "mode %u", fec.mode);
 }
 
 /* An allowed IP reduced to what the kernel keeps of it; no padding. */

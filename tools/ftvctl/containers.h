@@ -34,6 +34,7 @@ enum drop_reason {
 	DROP_NO_SESSION,
 	DROP_NOT_ALLOWED,
 	DROP_RATELIMITED,
+	DROP_ICMP_IGNORED,	/* the device's only: no peer to blame */
 	DROP_REASONS
 };
 
@@ -50,6 +51,31 @@ enum {
 	PEER_REPLACE_ALLOWEDIPS = 1U << 4,
 	/* The kernel forgets the peer's pre-shared key. */
 	PEER_REMOVE_PRESHARED_KEY = 1U << 5,
+	PEER_HAS_FEC = 1U << 6,
+	/* Read back only: the kernel reported FTV_PEER_A_FEC_STATS. */
+	PEER_HAS_FEC_STATS = 1U << 7,
+};
+
+/* Forward error correction: a setting, and what it does now. */
+struct fec {
+	uint8_t mode;		/* enum ftv_fec_mode */
+	uint8_t data;		/* K, for FTV_FEC_FIXED */
+	uint8_t repair;		/* M, for FTV_FEC_FIXED */
+};
+
+/* The default of a peer that was never given a setting. */
+#define FEC_DEFAULT ((struct fec){ .mode = FTV_FEC_AUTO })
+
+/* "off", "auto", "K:M" or (from a newer kernel) "mode N", and a NUL */
+#define FEC_STRLEN 12
+
+struct fec_stats {
+	bool active;		/* both ends use FEC */
+	uint8_t data, repair;	/* K:M in use now; K 0 when none */
+	uint32_t loss_ppm;
+	uint64_t repair_sent;
+	uint64_t rebuilt;
+	uint64_t groups_lost;
 };
 
 union endpoint {
@@ -65,6 +91,7 @@ struct peer {
 	uint8_t preshared_key[FTV_KEY_LEN];
 	union endpoint endpoint;
 	uint16_t persistent_keepalive;
+	struct fec fec;
 	struct allowedip *first_allowedip, *last_allowedip;
 
 	/* State, only ever read back from the kernel. */
@@ -73,6 +100,7 @@ struct peer {
 	uint64_t tx_bytes;
 	uint8_t state;
 	struct drops drops;
+	struct fec_stats fec_stats;
 };
 
 enum {
@@ -82,6 +110,7 @@ enum {
 	DEVICE_HAS_FWMARK = 1U << 3,
 	/* Peers not named in the request go away (setconf). */
 	DEVICE_REPLACE_PEERS = 1U << 4,
+	DEVICE_HAS_SHAPE = 1U << 5,
 };
 
 struct device {
@@ -93,6 +122,7 @@ struct device {
 	uint8_t public_key[FTV_KEY_LEN];
 	uint16_t listen_port;
 	uint32_t fwmark;
+	bool shape;		/* shape connection openings; on by default */
 	struct drops drops;
 	struct peer *first_peer, *last_peer;
 };
@@ -123,6 +153,11 @@ void peer_index_free(struct peer_index *idx);
 void peer_add_allowedip(struct peer *peer, struct allowedip *ip);
 void peer_free(struct peer *peer);
 bool endpoint_equal(const union endpoint *a, const union endpoint *b);
+/* The setting of @peer: the one it was given, or FEC_DEFAULT. */
+struct fec peer_fec(const struct peer *peer);
+bool fec_equal(struct fec a, struct fec b);
+/* "off", "auto" or "K:M" */
+void fec_to_string(char buf[FEC_STRLEN], struct fec fec);
 /*
  * Whether two peers route the same prefixes, in any order, host bits
  * ignored as the kernel ignores them. Returns -ENOMEM, or 1 or 0.

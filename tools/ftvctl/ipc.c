@@ -71,6 +71,7 @@ static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_PEERS] = { .type = NLA_NESTED },
 	[FTV_A_PEER] = { .type = NLA_NESTED },
 	[FTV_A_EVENT] = { .type = NLA_U8 },
+	[FTV_A_SHAPE] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
@@ -86,6 +87,20 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_TX_BYTES] = { .type = NLA_U64 },
 	[FTV_PEER_A_DROPS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_STATE] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_MODE] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_DATA] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_REPAIR] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
+	[FTV_FEC_A_ACTIVE] = { .type = NLA_U8 },
+	[FTV_FEC_A_DATA] = { .type = NLA_U8 },
+	[FTV_FEC_A_REPAIR] = { .type = NLA_U8 },
+	[FTV_FEC_A_LOSS_PPM] = { .type = NLA_U32 },
+	[FTV_FEC_A_REPAIR_SENT] = { .type = NLA_U64 },
+	[FTV_FEC_A_REBUILT] = { .type = NLA_U64 },
+	[FTV_FEC_A_GROUPS_LOST] = { .type = NLA_U64 },
 };
 
 static const struct nla_policy allowedip_policy[FTV_ALLOWEDIP_A_MAX + 1] = {
@@ -101,6 +116,7 @@ static const struct nla_policy drops_policy[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_NO_SESSION] = { .type = NLA_U64 },
 	[FTV_DROPS_A_NOT_ALLOWED] = { .type = NLA_U64 },
 	[FTV_DROPS_A_RATELIMITED] = { .type = NLA_U64 },
+	[FTV_DROPS_A_ICMP_IGNORED] = { .type = NLA_U64 },
 };
 
 static const int drop_attrs[DROP_REASONS] = {
@@ -110,6 +126,7 @@ static const int drop_attrs[DROP_REASONS] = {
 	[DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
 	[DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
 	[DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
+	[DROP_ICMP_IGNORED] = FTV_DROPS_A_ICMP_IGNORED,
 };
 
 /* ---- kernel -> model ---------------------------------------------------- */
@@ -192,6 +209,44 @@ static void read_endpoint(struct peer *peer, struct nlattr **tb)
 	peer->flags |= PEER_HAS_ENDPOINT;
 }
 
+/* K and M come with a fixed setting only. */
+static void read_fec(struct peer *peer, struct nlattr **tb)
+{
+	if (!tb[FTV_PEER_A_FEC_MODE])
+		return;
+	peer->fec.mode = nla_get_u8(tb[FTV_PEER_A_FEC_MODE]);
+	if (tb[FTV_PEER_A_FEC_DATA])
+		peer->fec.data = nla_get_u8(tb[FTV_PEER_A_FEC_DATA]);
+	if (tb[FTV_PEER_A_FEC_REPAIR])
+		peer->fec.repair = nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]);
+	peer->flags |= PEER_HAS_FEC;
+}
+
+static int read_fec_stats(struct peer *peer, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_FEC_A_MAX + 1];
+	struct fec_stats *st = &peer->fec_stats;
+
+	if (nla_parse_nested(tb, FTV_FEC_A_MAX, nest, fec_stats_policy) < 0)
+		return -EBADMSG;
+	if (tb[FTV_FEC_A_ACTIVE])
+		st->active = nla_get_u8(tb[FTV_FEC_A_ACTIVE]);
+	if (tb[FTV_FEC_A_DATA])
+		st->data = nla_get_u8(tb[FTV_FEC_A_DATA]);
+	if (tb[FTV_FEC_A_REPAIR])
+		st->repair = nla_get_u8(tb[FTV_FEC_A_REPAIR]);
+	if (tb[FTV_FEC_A_LOSS_PPM])
+		st->loss_ppm = nla_get_u32(tb[FTV_FEC_A_LOSS_PPM]);
+	if (tb[FTV_FEC_A_REPAIR_SENT])
+		st->repair_sent = nla_get_u64(tb[FTV_FEC_A_REPAIR_SENT]);
+	if (tb[FTV_FEC_A_REBUILT])
+		st->rebuilt = nla_get_u64(tb[FTV_FEC_A_REBUILT]);
+	if (tb[FTV_FEC_A_GROUPS_LOST])
+		st->groups_lost = nla_get_u64(tb[FTV_FEC_A_GROUPS_LOST]);
+	peer->flags |= PEER_HAS_FEC_STATS;
+	return 0;
+}
+
 /*
  * Only what is present is taken, so a continued peer keeps what it had.
  * A kernel that reports keys (for showconf) is believed; show never
@@ -217,6 +272,10 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 		peer->tx_bytes = nla_get_u64(tb[FTV_PEER_A_TX_BYTES]);
 	if (tb[FTV_PEER_A_STATE])
 		peer->state = nla_get_u8(tb[FTV_PEER_A_STATE]);
+	read_fec(peer, tb);
+	if (tb[FTV_PEER_A_FEC_STATS] &&
+	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
+		return -EBADMSG;
 	if (tb[FTV_PEER_A_DROPS])
 		return read_drops(&peer->drops, tb[FTV_PEER_A_DROPS]);
 	return 0;
@@ -291,6 +350,10 @@ static int read_device(struct device *dev, struct nlattr **tb)
 	if (tb[FTV_A_FWMARK]) {
 		dev->fwmark = nla_get_u32(tb[FTV_A_FWMARK]);
 		dev->flags |= DEVICE_HAS_FWMARK;
+	}
+	if (tb[FTV_A_SHAPE]) {
+		dev->shape = nla_get_u8(tb[FTV_A_SHAPE]);
+		dev->flags |= DEVICE_HAS_SHAPE;
 	}
 	if (tb[FTV_A_DROPS])
 		return read_drops(&dev->drops, tb[FTV_A_DROPS]);
@@ -453,6 +516,8 @@ static int put_device(struct nl_msg *msg, const struct device *dev)
 		NLA_PUT_U16(msg, FTV_A_LISTEN_PORT, dev->listen_port);
 	if (dev->flags & DEVICE_HAS_FWMARK)
 		NLA_PUT_U32(msg, FTV_A_FWMARK, dev->fwmark);
+	if (dev->flags & DEVICE_HAS_SHAPE)
+		NLA_PUT_U8(msg, FTV_A_SHAPE, dev->shape);
 	if (dev->flags & DEVICE_REPLACE_PEERS)
 		NLA_PUT_U32(msg, FTV_A_FLAGS, FTV_DEVICE_F_REPLACE_PEERS);
 	return 0;
@@ -483,6 +548,18 @@ nla_put_failure:
 static int nest_end(struct nl_msg *msg, struct nlattr *nest)
 {
 	return nla_nest_end(msg, nest) < 0 ? -EMSGSIZE : 0;
+}
+
+static int put_fec(struct nl_msg *msg, const struct fec *fec)
+{
+	NLA_PUT_U8(msg, FTV_PEER_A_FEC_MODE, fec->mode);
+	if (fec->mode == FTV_FEC_FIXED) {
+		NLA_PUT_U8(msg, FTV_PEER_A_FEC_DATA, fec->data);
+		NLA_PUT_U8(msg, FTV_PEER_A_FEC_REPAIR, fec->repair);
+	}
+	return 0;
+nla_put_failure:
+	return -EMSGSIZE;
 }
 
 static int put_allowedip(struct nl_msg *msg, const struct allowedip *ip)
@@ -562,6 +639,8 @@ static int put_peer(struct nl_msg *msg, const struct request *req)
 	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
 		NLA_PUT_U16(msg, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			    peer->persistent_keepalive);
+	if ((peer->flags & PEER_HAS_FEC) && put_fec(msg, &peer->fec))
+		goto nla_put_failure;
 	/* With the replace flag an empty list means "none", so send it too. */
 	if ((req->ips != req->ips_end || (flags & FTV_PEER_F_REPLACE_ALLOWEDIPS)) &&
 	    put_allowedips(msg, req))

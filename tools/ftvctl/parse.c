@@ -114,6 +114,67 @@ bool parse_keepalive(uint16_t *seconds, const char *value)
 	return true;
 }
 
+/* Whether @value is "K:M", two decimal numbers. */
+static bool split_fec_ratio(unsigned long *k, unsigned long *m,
+			    const char *value)
+{
+	const char *colon = strchr(value, ':');
+	char buf[8];
+	size_t len;
+
+	len = colon ? (size_t)(colon - value) : 0;
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	return parse_ulong(k, buf, 10, ULONG_MAX) &&
+	       parse_ulong(m, colon + 1, 10, ULONG_MAX);
+}
+
+bool parse_fec(struct fec *fec, const char *value)
+{
+	unsigned long k, m;
+
+	memset(fec, 0, sizeof(*fec));
+	if (!strcmp(value, "off")) {
+		fec->mode = FTV_FEC_OFF;
+		return true;
+	}
+	if (!strcmp(value, "auto")) {
+		fec->mode = FTV_FEC_AUTO;
+		return true;
+	}
+	if (!split_fec_ratio(&k, &m, value)) {
+		print_error("'%s' is not a FEC setting (off, auto, or K:M for K data and M repair segments per group)",
+			    value);
+		return false;
+	}
+	if (!k || k > FTV_FEC_MAX_DATA) {
+		print_error("FEC '%s': K, the data segments per group, must be 1 to %d",
+			    value, FTV_FEC_MAX_DATA);
+		return false;
+	}
+	if (!m || m > FTV_FEC_MAX_REPAIR) {
+		print_error("FEC '%s': M, the repair segments per group, must be 1 to %d",
+			    value, FTV_FEC_MAX_REPAIR);
+		return false;
+	}
+	fec->mode = FTV_FEC_FIXED;
+	fec->data = k;
+	fec->repair = m;
+	return true;
+}
+
+bool parse_shape(bool *shape, const char *value)
+{
+	if (!strcmp(value, "on") || !strcmp(value, "off")) {
+		*shape = !strcmp(value, "on");
+		return true;
+	}
+	print_error("'%s' is not a shape setting (on or off)", value);
+	return false;
+}
+
 /*
  * Splits "host:port" or "[v6-address]:port". A bare IPv6 address would be
  * ambiguous (which colon starts the port?), so it must be bracketed.

@@ -16,6 +16,10 @@ bool parse_ifname(char name[IFNAMSIZ], const char *value);
 bool parse_port(uint16_t *port, const char *value);
 bool parse_fwmark(uint32_t *fwmark, const char *value);
 bool parse_keepalive(uint16_t *seconds, const char *value);
+/* "off", "auto" or "K:M" */
+bool parse_fec(struct fec *fec, const char *value);
+/* "on" or "off" */
+bool parse_shape(bool *shape, const char *value);
 bool parse_endpoint(union endpoint *ep, const char *value);
 bool parse_allowedips(struct peer *peer, const char *value);
 bool parse_public_key(uint8_t key[FTV_KEY_LEN], const char *value);

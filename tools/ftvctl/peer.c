@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>]\n"
 		"           [allowed-ips <cidr>[,<cidr>...]] [preshared-key <file>]\n"
-		"           [persistent-keepalive <seconds> | off]\n"
+		"           [persistent-keepalive <seconds> | off] [fec off | auto | <K>:<M>]\n"
 		"       %1$s peer set <interface> <public-key> [the options of add]\n"
 		"       %1$s peer del <interface> <public-key>\n",
 		PROG_NAME);
@@ -62,6 +62,10 @@ static bool peer_option(struct peer *peer, const struct peer_op *op,
 	if (!strcmp(option, "persistent-keepalive")) {
 		peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
 		return parse_keepalive(&peer->persistent_keepalive, value);
+	}
+	if (!strcmp(option, "fec")) {
+		peer->flags |= PEER_HAS_FEC;
+		return parse_fec(&peer->fec, value);
 	}
 	print_error("peer %s: unknown option '%s'", op->name, option);
 	usage(stderr);

@@ -10,7 +10,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: %s set <interface> [private-key <file>] [listen-port <port>] [fwmark <mark>]\n",
+	fprintf(out, "Usage: %s set <interface> [private-key <file>] [listen-port <port>] [fwmark <mark>]\n"
+		"           [shape on|off]\n",
 		PROG_NAME);
 }
 
@@ -28,6 +29,10 @@ static bool set_option(struct device *dev, const char *option,
 	if (!strcmp(option, "fwmark")) {
 		dev->flags |= DEVICE_HAS_FWMARK;
 		return parse_fwmark(&dev->fwmark, value);
+	}
+	if (!strcmp(option, "shape")) {
+		dev->flags |= DEVICE_HAS_SHAPE;
+		return parse_shape(&dev->shape, value);
 	}
 	print_error("set: unknown option '%s'", option);
 	usage(stderr);

@@ -104,6 +104,11 @@ static void device_changes(struct device *change, const struct device *want,
 		change->fwmark = want->fwmark;
 		change->flags |= DEVICE_HAS_FWMARK;
 	}
+	if ((want->flags & DEVICE_HAS_SHAPE) &&
+	    (!(have->flags & DEVICE_HAS_SHAPE) || want->shape != have->shape)) {
+		change->shape = want->shape;
+		change->flags |= DEVICE_HAS_SHAPE;
+	}
 }
 
 /*
@@ -129,6 +134,24 @@ static void psk_changes(struct peer *change, const struct peer *want,
 	} else if (keys_reported) {
 		change->flags |= PEER_REMOVE_PRESHARED_KEY;
 	}
+}
+
+/*
+ * A peer without FEC in the file has the default, as one that setconf
+ * adds would. A kernel that reports no setting (a module without FEC) is
+ * only given one the file names, and may refuse it.
+ */
+static void fec_changes(struct peer *change, const struct peer *want,
+			const struct peer *have)
+{
+	if (!(have->flags & PEER_HAS_FEC)) {
+		if (!(want->flags & PEER_HAS_FEC))
+			return;
+	} else if (fec_equal(peer_fec(want), have->fec)) {
+		return;
+	}
+	change->fec = peer_fec(want);
+	change->flags |= PEER_HAS_FEC;
 }
 
 /*
@@ -162,6 +185,7 @@ static int peer_changes(struct peer *change, const struct peer *want,
 		change->last_allowedip = want->last_allowedip;
 		change->flags |= PEER_REPLACE_ALLOWEDIPS;
 	}
+	fec_changes(change, want, have);
 	psk_changes(change, want, have, keys_reported);
 	return change->flags != PEER_HAS_PUBLIC_KEY;
 }

@@ -21,7 +21,11 @@ static const char *const drop_names[DROP_REASONS] = {
 	[DROP_NO_SESSION] = "no_session",
 	[DROP_NOT_ALLOWED] = "not_allowed",
 	[DROP_RATELIMITED] = "ratelimited",
+	[DROP_ICMP_IGNORED] = "icmp_ignored",
 };
+
+/* The reasons a peer can be blamed for: all but the device's own. */
+#define PEER_DROP_REASONS DROP_ICMP_IGNORED
 
 static const char *state_name(uint8_t state)
 {
@@ -115,6 +119,40 @@ static void print_allowedip_list(const struct peer *peer, const char *quote)
 	}
 }
 
+static void print_fec_counters(const struct fec_stats *st, bool always)
+{
+	if (!always && !st->repair_sent && !st->rebuilt && !st->groups_lost)
+		return;
+	printf(", %" PRIu64 " repair sent, %" PRIu64 " rebuilt, %" PRIu64
+	       " group%s lost", st->repair_sent, st->rebuilt, st->groups_lost,
+	       st->groups_lost == 1 ? "" : "s");
+}
+
+/* "fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, ..." */
+static void print_fec_text(const struct peer *peer)
+{
+	const struct fec_stats *st = &peer->fec_stats;
+	char fec[FEC_STRLEN];
+
+	if (!(peer->flags & PEER_HAS_FEC))
+		return;
+	fec_to_string(fec, peer->fec);
+	printf("  fec: %s", fec);
+	if (!(peer->flags & PEER_HAS_FEC_STATS)) {
+		printf("\n");
+		return;
+	}
+	if (st->active && st->data)
+		printf(" (%u:%u now, loss %.1f %%)", st->data, st->repair,
+		       st->loss_ppm / 1e4);
+	else if (st->active)
+		printf(" (no repair now, loss %.1f %%)", st->loss_ppm / 1e4);
+	else if (peer->fec.mode != FTV_FEC_OFF)
+		printf(" (peer has no FEC)");
+	print_fec_counters(st, st->active);
+	printf("\n");
+}
+
 static void print_peer_text(const struct peer *peer)
 {
 	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
@@ -148,6 +186,7 @@ static void print_peer_text(const struct peer *peer)
 		printf("  persistent keepalive: every %u second%s\n",
 		       peer->persistent_keepalive,
 		       peer->persistent_keepalive == 1 ? "" : "s");
+	print_fec_text(peer);
 	print_drops_text(&peer->drops);
 }
 
@@ -168,6 +207,8 @@ static void print_device_text(const struct device *dev)
 	printf("  listening port: %u\n", dev->listen_port);
 	if (dev->fwmark)
 		printf("  fwmark: 0x%x\n", dev->fwmark);
+	if (dev->flags & DEVICE_HAS_SHAPE)
+		printf("  shape: %s\n", dev->shape ? "on" : "off");
 	print_drops_text(&dev->drops);
 	for (peer = dev->first_peer; peer; peer = peer->next)
 		print_peer_text(peer);
@@ -191,15 +232,38 @@ void print_json_string(const char *s)
 	putchar('"');
 }
 
-static void print_drops_json(const struct drops *drops)
+static void print_drops_json(const struct drops *drops, int reasons)
 {
 	int i;
 
 	printf("{");
-	for (i = 0; i < DROP_REASONS; i++)
+	for (i = 0; i < reasons; i++)
 		printf("%s\"%s\": %" PRIu64, i ? ", " : "", drop_names[i],
 		       drops->count[i]);
 	printf("}");
+}
+
+/* The setting and the statistics; null for a module without FEC. */
+static void print_fec_json(const struct peer *peer)
+{
+	const struct fec_stats *st = &peer->fec_stats;
+	char fec[FEC_STRLEN];
+
+	if (peer->flags & PEER_HAS_FEC) {
+		fec_to_string(fec, peer->fec);
+		printf("\"%s\"", fec);
+	} else {
+		printf("null");
+	}
+	if (!(peer->flags & PEER_HAS_FEC_STATS)) {
+		printf(", \"fec_stats\": null");
+		return;
+	}
+	printf(", \"fec_stats\": {\"active\": %s, \"data\": %u, \"repair\": %u, \"loss_ppm\": %" PRIu32
+	       ", \"repair_sent\": %" PRIu64 ", \"rebuilt\": %" PRIu64
+	       ", \"groups_lost\": %" PRIu64 "}",
+	       st->active ? "true" : "false", st->data, st->repair,
+	       st->loss_ppm, st->repair_sent, st->rebuilt, st->groups_lost);
 }
 
 /* One line per peer: 10^5 peers stay greppable and half the size. */
@@ -221,9 +285,10 @@ static void print_peer_json(const struct peer *peer)
 	       ", \"drops\": ",
 	       peer->persistent_keepalive, peer->last_handshake,
 	       peer->rx_bytes, peer->tx_bytes);
-	print_drops_json(&peer->drops);
-	printf(", \"state\": \"%s\"}%s\n", state_name(peer->state),
-	       peer->next ? "," : "");
+	print_drops_json(&peer->drops, PEER_DROP_REASONS);
+	printf(", \"state\": \"%s\", \"fec\": ", state_name(peer->state));
+	print_fec_json(peer);
+	printf("}%s\n", peer->next ? "," : "");
 }
 
 static void print_device_json(const struct device *dev)
@@ -239,8 +304,12 @@ static void print_device_json(const struct device *dev)
 	printf("    \"public_key\": \"%s\",\n", key);
 	printf("    \"listen_port\": %u,\n", dev->listen_port);
 	printf("    \"fwmark\": %u,\n", dev->fwmark);
+	if (dev->flags & DEVICE_HAS_SHAPE)
+		printf("    \"shape\": %s,\n", dev->shape ? "true" : "false");
+	else
+		printf("    \"shape\": null,\n");
 	printf("    \"drops\": ");
-	print_drops_json(&dev->drops);
+	print_drops_json(&dev->drops, DROP_REASONS);
 	printf(",\n");
 	printf("    \"peers\": [%s", dev->first_peer ? "\n" : "");
 	for (peer = dev->first_peer; peer; peer = peer->next)

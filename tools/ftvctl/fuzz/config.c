@@ -53,17 +53,23 @@ static bool peer_same(const struct peer *a, const struct peer *b)
 	       ep_a == ep_b &&
 	       (!ep_a || endpoint_equal(&a->endpoint, &b->endpoint)) &&
 	       a->persistent_keepalive == b->persistent_keepalive &&
+	       fec_equal(peer_fec(a), peer_fec(b)) &&
 	       peer_allowedips_equal(a, b) == 1;
 }
 
-/* Values, not flags: "ListenPort = 0" is written as nothing. */
+/*
+ * Values, not flags: "ListenPort = 0" is written as nothing. Shape is
+ * written whenever it was given, so its flag must survive too.
+ */
 static bool device_same(const struct device *a, const struct device *b)
 {
 	const struct peer *pa, *pb;
 
 	if (!key_same(a->flags & DEVICE_HAS_PRIVATE_KEY, a->private_key,
 		      b->flags & DEVICE_HAS_PRIVATE_KEY, b->private_key) ||
-	    a->listen_port != b->listen_port || a->fwmark != b->fwmark)
+	    a->listen_port != b->listen_port || a->fwmark != b->fwmark ||
+	    (a->flags & DEVICE_HAS_SHAPE) != (b->flags & DEVICE_HAS_SHAPE) ||
+	    a->shape != b->shape)
 		return false;
 	for (pa = a->first_peer, pb = b->first_peer; pa && pb;
 	     pa = pa->next, pb = pb->next)

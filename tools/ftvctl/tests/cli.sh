@@ -99,6 +99,22 @@ expect_fail "peer: keepalive out of range" "'65536' is not a keepalive" \
 	-- peer add ftv0 "$alice_pub" persistent-keepalive 65536
 expect_fail "peer: a bad pre-shared key file is named" "$TMP/bad.key" \
 	-- peer add ftv0 "$alice_pub" preshared-key "$TMP/bad.key"
+expect_fail "peer: fec 0:1, K too small" "FEC '0:1': K, the data segments per group, must be 1 to 64" \
+	-- peer add ftv0 "$alice_pub" fec 0:1
+expect_fail "peer: fec 65:1, K too large" "FEC '65:1': K, .* must be 1 to 64" \
+	-- peer set ftv0 "$alice_pub" fec 65:1
+expect_fail "peer: fec 4:17, M too large" "FEC '4:17': M, the repair segments per group, must be 1 to 16" \
+	-- peer add ftv0 "$alice_pub" fec 4:17
+expect_fail "peer: fec 4:0, M too small" "FEC '4:0': M, .* must be 1 to 16" \
+	-- peer add ftv0 "$alice_pub" fec 4:0
+expect_fail "peer: fec x, not a setting" "'x' is not a FEC setting (off, auto, or K:M" \
+	-- peer add ftv0 "$alice_pub" fec x
+for bad in 4: :2 4:2:1 -4:2 +4:2 4:0x2 Auto ""; do
+	expect_fail "peer: fec '$bad' refused, quoted" "'$bad' is not a FEC setting" \
+		-- peer set ftv0 "$alice_pub" fec "$bad"
+done
+expect_fail "set: shape maybe" "'maybe' is not a shape setting (on or off)" \
+	-- set ftv0 shape maybe
 
 if [ -d /sys/module/ftv ]; then
 	skip "not loaded: message" "the module is loaded"
@@ -109,7 +125,16 @@ else
 		-- set ftv0 private-key "$TMP/alice.key" listen-port 51820 fwmark off
 	expect_fail "module not loaded: after a valid peer add" "not loaded" \
 		-- peer add ftv0 "$alice_pub" endpoint '[fd00::1]:51820' \
-		allowed-ips '10.9.0.2, fd00::2/128' persistent-keepalive off
+		allowed-ips '10.9.0.2, fd00::2/128' persistent-keepalive off \
+		fec 64:16
+	for fec in off auto 1:1 16:2; do
+		expect_fail "module not loaded: after a valid fec $fec" "not loaded" \
+			-- peer set ftv0 "$alice_pub" fec "$fec"
+	done
+	for shape in on off; do
+		expect_fail "module not loaded: after a valid shape $shape" "not loaded" \
+			-- set ftv0 shape "$shape"
+	done
 	expect_fail "module not loaded: monitor says so" "not loaded" -- monitor
 fi
 expect_fail "monitor: one interface at most" "Usage:" -- monitor ftv0 ftv1
@@ -120,12 +145,19 @@ import json, sys
 d = json.load(sys.stdin)
 assert list(d) == ["ftv0", "ftv\"1"], list(d)
 dev = d["ftv0"]
-assert list(dev) == ["public_key", "listen_port", "fwmark", "drops", "peers"]
-assert list(dev["drops"]) == ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
+assert list(dev) == ["public_key", "listen_port", "fwmark", "shape", "drops", "peers"]
+assert dev["shape"] is True and d["ftv\"1"]["shape"] is None
+drops = ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
+assert list(dev["drops"]) == drops + ["icmp_ignored"] and dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
-	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state"]
+	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats"]
+assert list(p[0]["drops"]) == drops
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
+assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
+	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}
+assert p[1]["fec"] == "8:4" and p[1]["fec_stats"]["active"] is False
+assert p[2]["fec"] is None and p[2]["fec_stats"] is None
 assert p[1]["endpoint"] == "[fd00::1]:443"
 assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
@@ -140,6 +172,11 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  drops: bad_auth 3, replay 1$" "$TMP/text" &&
 	grep -q "^  persistent keepalive: every 25 seconds$" "$TMP/text" &&
 	grep -q "^  fwmark: 0x1$" "$TMP/text" &&
+	grep -q "^  shape: on$" "$TMP/text" &&
+	grep -q "^  drops: replay 2, icmp_ignored 7$" "$TMP/text" &&
+	grep -q "^  fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, 0 groups lost$" "$TMP/text" &&
+	grep -q "^  fec: 8:4 (peer has no FEC)$" "$TMP/text" &&
+	[ "$(grep -c "^  fec: " "$TMP/text")" = 2 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	result $? "show: text output"
 fi

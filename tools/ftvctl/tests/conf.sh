@@ -142,6 +142,119 @@ refused "a bad private key is refused ..." "bad.conf:2: PrivateKey is not a base
 ! grep -q "${SERVER_PRIV:0:20}" "$TMP/err"
 result $? "... without quoting it"
 
+# ---- FEC and Shape
+
+cat >"$TMP/fec.conf" <<EOF
+[Interface]
+ListenPort = 443
+shape = off
+[Peer]
+PublicKey = $LAPTOP
+FEC = 16:2
+[Peer]
+PublicKey = $OFFICE
+fec = auto
+[Peer]
+PublicKey = $SPARE
+FEC=off
+EOF
+cat >"$TMP/fec.expected" <<EOF
+[Interface]
+ListenPort = 443
+Shape = off
+
+[Peer]
+PublicKey = $LAPTOP
+FEC = 16:2
+
+[Peer]
+PublicKey = $OFFICE
+
+[Peer]
+PublicKey = $SPARE
+FEC = off
+EOF
+"$HERE/config-test" "$TMP/fec.conf" >"$TMP/out" &&
+	diff -u "$TMP/fec.expected" "$TMP/out" | sed 's/^/# /'
+[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/fec.expected" "$TMP/out"
+result $? "FEC and Shape: written back, FEC only when not the default auto"
+"$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
+result $? "FEC and Shape: what is written reads back the same (round trip)"
+
+refused "FEC 0:1: K refused, token and line quoted" "bad.conf:3: FEC '0:1': K, the data segments per group, must be 1 to 64" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+FEC = 0:1
+EOF
+refused "FEC 65:1: K refused" "bad.conf:3: FEC '65:1': K" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+FEC = 65:1
+EOF
+refused "FEC 4:17: M refused" "bad.conf:3: FEC '4:17': M, the repair segments per group, must be 1 to 16" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+FEC = 4:17
+EOF
+refused "FEC 4:0: M refused" "bad.conf:3: FEC '4:0': M" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+FEC = 4:0
+EOF
+refused "FEC x: not a setting" "bad.conf:3: 'x' is not a FEC setting" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+FEC = x
+EOF
+refused "Shape maybe: not a setting" "bad.conf:2: 'maybe' is not a shape setting (on or off)" <<EOF
+[Interface]
+Shape = maybe
+EOF
+refused "FEC belongs in [Peer]" "bad.conf:2: 'FEC' belongs in \[Peer\], not in \[Interface\]" <<EOF
+[Interface]
+FEC = auto
+EOF
+refused "Shape belongs in [Interface]" "bad.conf:3: 'Shape' belongs in \[Interface\], not in \[Peer\]" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Shape = on
+EOF
+
+requests "setconf: FEC and Shape are sent as the file gives them" \
+"set_device ftv0 listen-port=443 shape=off replace-peers
+new_peer key=3p7bfXt9 fec=16:2
+new_peer key=EBESExQV fec=auto
+new_peer key=ICEiIyQl fec=off" setconf "$TMP/fec.conf"
+
+requests "syncconf: the same FEC and Shape ask for nothing" "" \
+	syncconf "$TMP/fec.conf" "$TMP/fec.conf"
+
+cat >"$TMP/fec2.conf" <<EOF
+[Interface]
+ListenPort = 443
+Shape = on
+[Peer]
+PublicKey = $LAPTOP
+FEC = 16:3
+[Peer]
+PublicKey = $OFFICE
+FEC = 8:1
+[Peer]
+PublicKey = $SPARE
+EOF
+requests "syncconf: a changed FEC is a change; left out, it goes back to auto" \
+"set_device ftv0 shape=on
+set_peer key=3p7bfXt9 fec=16:3
+set_peer key=EBESExQV fec=8:1
+set_peer key=ICEiIyQl fec=auto" syncconf "$TMP/fec.conf" "$TMP/fec2.conf"
+
+requests "syncconf: a file without FEC or Shape asks nothing of a module without them" "" \
+	syncconf "$CONF/server.conf" "$CONF/server.conf" --no-fec
+sed "/^PublicKey = ${LAPTOP//\//\\/}/a FEC = 16:3" "$CONF/server.conf" >"$TMP/fec3.conf"
+requests "syncconf: a module without FEC is given the FEC the file names" \
+	"set_peer key=3p7bfXt9 fec=16:3" \
+	syncconf "$CONF/server.conf" "$TMP/fec3.conf" --no-fec
+
 # ---- many peers
 
 # peers N [EXTRA] : a file of N peers with one /32 each; EXTRA is appended

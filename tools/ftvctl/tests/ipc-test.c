@@ -55,6 +55,23 @@ static void put_drops(struct nl_msg *msg, int type, uint64_t bad_auth,
 	nla_put_u64(msg, FTV_DROPS_A_BAD_AUTH, bad_auth);
 	nla_put_u64(msg, FTV_DROPS_A_REPLAY, replay);
 	nla_put_u64(msg, FTV_DROPS_A_MALFORMED, 0);
+	if (type == FTV_A_DROPS)
+		nla_put_u64(msg, FTV_DROPS_A_ICMP_IGNORED, 7);
+	nla_nest_end(msg, nest);
+}
+
+static void put_fec_stats(struct nl_msg *msg, bool active, uint8_t k,
+			  uint8_t m)
+{
+	struct nlattr *nest = nest_start(msg, FTV_PEER_A_FEC_STATS);
+
+	nla_put_u8(msg, FTV_FEC_A_ACTIVE, active);
+	nla_put_u8(msg, FTV_FEC_A_DATA, k);
+	nla_put_u8(msg, FTV_FEC_A_REPAIR, m);
+	nla_put_u32(msg, FTV_FEC_A_LOSS_PPM, active ? 8000 : 0);
+	nla_put_u64(msg, FTV_FEC_A_REPAIR_SENT, active ? 1234 : 0);
+	nla_put_u64(msg, FTV_FEC_A_REBUILT, active ? 56 : 0);
+	nla_put_u64(msg, FTV_FEC_A_GROUPS_LOST, 0);
 	nla_nest_end(msg, nest);
 }
 
@@ -85,6 +102,8 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	nla_put_u64(msg, FTV_PEER_A_TX_BYTES, 4781506);
 	put_drops(msg, FTV_PEER_A_DROPS, 3, 1);
 	nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_ESTABLISHED);
+	nla_put_u8(msg, FTV_PEER_A_FEC_MODE, FTV_FEC_AUTO);
+	put_fec_stats(msg, true, 16, 2);
 	nla_nest_end(msg, peer);
 }
 
@@ -100,6 +119,10 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		nla_put(msg, FTV_PEER_A_ENDPOINT_IPV6, 16, v6);
 		nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 443);
 		nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_CONNECTING);
+		nla_put_u8(msg, FTV_PEER_A_FEC_MODE, FTV_FEC_FIXED);
+		nla_put_u8(msg, FTV_PEER_A_FEC_DATA, 8);
+		nla_put_u8(msg, FTV_PEER_A_FEC_REPAIR, 4);
+		put_fec_stats(msg, false, 0, 0);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (first_part)
@@ -143,6 +166,7 @@ static struct device *fake_dump(time_t handshake)
 	nla_put(msg, FTV_A_PUBLIC_KEY, FTV_KEY_LEN, key);
 	nla_put_u16(msg, FTV_A_LISTEN_PORT, 51820);
 	nla_put_u32(msg, FTV_A_FWMARK, 0x1);
+	nla_put_u8(msg, FTV_A_SHAPE, 1);
 	put_drops(msg, FTV_A_DROPS, 0, 2);
 	peers = nest_start(msg, FTV_A_PEERS);
 	put_peer_a(msg, handshake);
@@ -202,8 +226,18 @@ static void test_dump_merge(void)
 	      a->drops.count[DROP_BAD_AUTH] == 3 && a->rx_bytes == 1289748 &&
 	      a->persistent_keepalive == 25,
 	      "dump: peer attributes read");
-	check(dev->fwmark == 1 && dev->drops.count[DROP_REPLAY] == 2,
+	check(dev->fwmark == 1 && dev->drops.count[DROP_REPLAY] == 2 &&
+	      dev->drops.count[DROP_ICMP_IGNORED] == 7 &&
+	      (dev->flags & DEVICE_HAS_SHAPE) && dev->shape,
 	      "dump: device attributes read");
+	check((a->flags & PEER_HAS_FEC) && a->fec.mode == FTV_FEC_AUTO &&
+	      (a->flags & PEER_HAS_FEC_STATS) && a->fec_stats.active &&
+	      a->fec_stats.data == 16 && a->fec_stats.repair == 2 &&
+	      a->fec_stats.loss_ppm == 8000 && a->fec_stats.repair_sent == 1234 &&
+	      a->fec_stats.rebuilt == 56 && !a->fec_stats.groups_lost &&
+	      fec_equal(b->fec, (struct fec){ FTV_FEC_FIXED, 8, 4 }) &&
+	      !b->fec_stats.active && !(c->flags & (PEER_HAS_FEC | PEER_HAS_FEC_STATS)),
+	      "dump: FEC settings and statistics read");
 	devices_free(devs);
 }
 
@@ -298,7 +332,9 @@ static void test_request_peer_add(void)
 {
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
 				      PEER_HAS_PRESHARED_KEY |
-				      PEER_HAS_PERSISTENT_KEEPALIVE };
+				      PEER_HAS_PERSISTENT_KEEPALIVE |
+				      PEER_HAS_FEC,
+			     .fec = { FTV_FEC_FIXED, 16, 2 } };
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
 	struct allowedip ip4 = { .family = AF_INET, .cidr = 24 };
 	struct allowedip ip6 = { .family = AF_INET6, .cidr = 64 };
@@ -320,6 +356,9 @@ static void test_request_peer_add(void)
 	      nla_get_u16(tb[FTV_PEER_A_ENDPOINT_PORT]) == 51820 &&
 	      nla_len(tb[FTV_PEER_A_PRESHARED_KEY]) == FTV_KEY_LEN &&
 	      nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]) == 25 &&
+	      nla_get_u8(tb[FTV_PEER_A_FEC_MODE]) == FTV_FEC_FIXED &&
+	      nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) == 16 &&
+	      nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) == 2 &&
 	      !tb[FTV_PEER_A_FLAGS] && tb[FTV_PEER_A_ALLOWEDIPS],
 	      "request: peer add carries every option, no flags");
 	if (msg && tb[FTV_PEER_A_ALLOWEDIPS])
@@ -344,7 +383,7 @@ static void test_request_peer_clear(void)
 	check(msg && request_peer(msg, tb) &&
 	      nla_get_u32(tb[FTV_PEER_A_FLAGS]) == FTV_PEER_F_REPLACE_ALLOWEDIPS &&
 	      tb[FTV_PEER_A_ALLOWEDIPS] && !nla_len(tb[FTV_PEER_A_ALLOWEDIPS]) &&
-	      !tb[FTV_PEER_A_ENDPOINT_PORT],
+	      !tb[FTV_PEER_A_ENDPOINT_PORT] && !tb[FTV_PEER_A_FEC_MODE],
 	      "request: peer set allowed-ips \"\" replaces with nothing");
 	if (msg)
 		request_free(msg);
@@ -441,7 +480,8 @@ static void split_check_request(struct split_result *r, struct nl_msg *msg,
 		r->bad_first += cmd != first_cmd || flags != first_flags ||
 				!tb[FTV_PEER_A_ENDPOINT_PORT] ||
 				!tb[FTV_PEER_A_PRESHARED_KEY] ||
-				!tb[FTV_PEER_A_PERSISTENT_KEEPALIVE];
+				!tb[FTV_PEER_A_PERSISTENT_KEEPALIVE] ||
+				!tb[FTV_PEER_A_FEC_MODE];
 	else
 		r->bad_later += cmd != FTV_CMD_SET_PEER || split_extras(peer);
 	nla_for_each_nested(pos, tb[FTV_PEER_A_ALLOWEDIPS], rem) {
@@ -464,7 +504,9 @@ static void test_request_split(uint8_t cmd, bool replace, const char *what)
 {
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
 				      PEER_HAS_PRESHARED_KEY |
-				      PEER_HAS_PERSISTENT_KEEPALIVE };
+				      PEER_HAS_PERSISTENT_KEEPALIVE |
+				      PEER_HAS_FEC,
+			     .fec = { FTV_FEC_OFF, 0, 0 } };
 	struct allowedip *ips = calloc(SPLIT_IPS, sizeof(*ips));
 	unsigned char *seen = calloc(SPLIT_IPS, 1);
 	struct split_result r = { 0 };
@@ -557,8 +599,8 @@ static void test_request_device(void)
 {
 	struct device dev = { .name = "ftv0",
 			      .flags = DEVICE_HAS_PRIVATE_KEY |
-				       DEVICE_HAS_FWMARK,
-			      .fwmark = 0x1f };
+				       DEVICE_HAS_FWMARK | DEVICE_HAS_SHAPE,
+			      .fwmark = 0x1f, .shape = false };
 	struct request req = { .cmd = FTV_CMD_SET_DEVICE, .ifname = dev.name,
 			       .dev = &dev };
 	struct nlattr *tb[FTV_A_MAX + 1];
@@ -570,6 +612,7 @@ static void test_request_device(void)
 	      genlmsg_hdr(nlmsg_hdr(msg))->cmd == FTV_CMD_SET_DEVICE &&
 	      nla_len(tb[FTV_A_PRIVATE_KEY]) == FTV_KEY_LEN &&
 	      nla_get_u32(tb[FTV_A_FWMARK]) == 0x1f && !tb[FTV_A_LISTEN_PORT] &&
+	      tb[FTV_A_SHAPE] && nla_get_u8(tb[FTV_A_SHAPE]) == 0 &&
 	      !tb[FTV_A_FLAGS],
 	      "request: set sends only the given device attributes");
 	if (msg)
@@ -738,6 +781,8 @@ static int bench(unsigned long n)
 		nla_put_u64(msg, FTV_PEER_A_TX_BYTES, p * 2000);
 		put_drops(msg, FTV_PEER_A_DROPS, p & 1, 0);
 		nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_ESTABLISHED);
+		nla_put_u8(msg, FTV_PEER_A_FEC_MODE, FTV_FEC_AUTO);
+		put_fec_stats(msg, p & 1, 16, 2);
 		nla_nest_end(msg, peer);
 		if ((p + 1) % 16 == 0 || p + 1 == n) {
 			nla_nest_end(msg, peers);

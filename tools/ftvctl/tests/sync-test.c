@@ -8,6 +8,9 @@
  *   sync-test syncconf HAVE.conf WANT.conf [--hidden-keys]
  *
  * --hidden-keys: the "kernel" reports no private or pre-shared keys.
+ * --no-fec: it reports no FEC setting and no shaping (an older module);
+ * otherwise it reports both for every peer and the device, defaults
+ * included, as a module that has them does.
  */
 #include "../setconf.c"
 
@@ -16,7 +19,7 @@
 #include "../encoding.h"
 
 static const char *have_path;
-static bool hidden_keys;
+static bool hidden_keys, no_fec;
 
 static void print_key(const char *what, const uint8_t *key)
 {
@@ -44,6 +47,10 @@ static void print_peer(const char *cmd, const struct peer *peer)
 	}
 	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
 		printf(" keepalive=%u", peer->persistent_keepalive);
+	if (peer->flags & PEER_HAS_FEC) {
+		fec_to_string(buf, peer->fec);
+		printf(" fec=%s", buf);
+	}
 	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
 		printf(" replace-ips");
 	for (ip = peer->first_allowedip; ip; ip = ip->next) {
@@ -70,6 +77,16 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 		for (peer = dev->first_peer; peer; peer = peer->next)
 			peer->flags &= ~PEER_HAS_PRESHARED_KEY;
 	}
+	/* A kernel with FEC and shaping reports them, defaults included. */
+	if (!no_fec) {
+		if (!(dev->flags & DEVICE_HAS_SHAPE))
+			dev->shape = true;
+		dev->flags |= DEVICE_HAS_SHAPE;
+		for (peer = dev->first_peer; peer; peer = peer->next) {
+			peer->fec = peer_fec(peer);
+			peer->flags |= PEER_HAS_FEC;
+		}
+	}
 	*devices = dev;
 	return 0;
 }
@@ -83,6 +100,8 @@ int ipc_set_device(const struct device *dev)
 		printf(" listen-port=%u", dev->listen_port);
 	if (dev->flags & DEVICE_HAS_FWMARK)
 		printf(" fwmark=0x%x", dev->fwmark);
+	if (dev->flags & DEVICE_HAS_SHAPE)
+		printf(" shape=%s", dev->shape ? "on" : "off");
 	if (dev->flags & DEVICE_REPLACE_PEERS)
 		printf(" replace-peers");
 	printf("\n");
@@ -124,9 +143,10 @@ int main(int argc, char **argv)
 		have_path = argv[2];
 		args[2] = argv[3];
 		hidden_keys = argc == 5 && !strcmp(argv[4], "--hidden-keys");
+		no_fec = argc == 5 && !strcmp(argv[4], "--no-fec");
 		return syncconf_main(3, args);
 	}
-	fprintf(stderr, "Usage: %s setconf WANT | syncconf HAVE WANT [--hidden-keys]\n",
+	fprintf(stderr, "Usage: %s setconf WANT | syncconf HAVE WANT [--hidden-keys | --no-fec]\n",
 		argv[0]);
 	return 2;
 }
