@@ -19,7 +19,7 @@ _ftvctl()
 	_init_completion || return
 
 	local commands="show showconf set setconf syncconf peer monitor genkey genpsk pubkey help"
-	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive"
+	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec"
 
 	if ((cword == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
@@ -51,9 +51,11 @@ _ftvctl()
 		if ((cword == 2)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_interfaces)" -- "$cur")
 		elif ((cword % 2 == 1)); then
-			mapfile -t COMPREPLY < <(compgen -W "private-key listen-port fwmark" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "private-key listen-port fwmark shape" -- "$cur")
 		elif [[ $prev == private-key ]]; then
 			_filedir
+		elif [[ $prev == shape ]]; then
+			mapfile -t COMPREPLY < <(compgen -W "on off" -- "$cur")
 		fi
 		;;
 	peer)
@@ -71,6 +73,9 @@ _ftvctl()
 				_filedir
 			elif [[ $prev == persistent-keepalive ]]; then
 				mapfile -t COMPREPLY < <(compgen -W "off 25" -- "$cur")
+			elif [[ $prev == fec ]]; then
+				# K:M is any ratio; these are examples of it.
+				mapfile -t COMPREPLY < <(compgen -W "off auto 16:2 8:2" -- "$cur")
 			fi
 		fi
 		;;
