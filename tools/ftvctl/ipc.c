@@ -672,6 +672,7 @@ static const struct allowedip *chunk_end(const struct allowedip *ip)
 /*
  * The first request of a change of @peer: its settings, its flags and
  * the first of its allowed IPs. request_peer_next() makes the others.
+ * A removal needs only the key.
  */
 static void request_peer_first(struct request *req, uint8_t cmd,
 			       const char *ifname, const struct peer *peer)
@@ -680,6 +681,8 @@ static void request_peer_first(struct request *req, uint8_t cmd,
 	req->cmd = cmd;
 	req->ifname = ifname;
 	req->peer = peer;
+	if (cmd == FTV_CMD_DEL_PEER)
+		return;
 	req->ips = peer->first_allowedip;
 	req->ips_end = chunk_end(req->ips);
 }

@@ -571,6 +571,9 @@ static void test_request_split_edges(void)
 		;
 	check(one == 1 && two == 2 && req.ips == &ips[i] && !req.ips_end,
 	      "split: a full request is one, one entry more makes two");
+	request_peer_first(&req, FTV_CMD_DEL_PEER, "ftv0", &peer);
+	check(!req.ips && !request_peer_next(&req),
+	      "split: a removal is one request, with no allowed IPs");
 	free(ips);
 }
 
