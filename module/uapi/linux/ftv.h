@@ -80,6 +80,7 @@ enum ftv_device_attr {
 	FTV_A_PEERS,		/* nest of FTV_A_PEER; get only */
 	FTV_A_PEER,		/* nest, enum ftv_peer_attr */
 	FTV_A_EVENT,		/* u8, enum ftv_event; notifications only */
+	FTV_A_SHAPE,		/* u8, 0 or 1: shape connection openings */
 
 	__FTV_A_LAST,
 	FTV_A_MAX = (__FTV_A_LAST - 1)
@@ -131,9 +132,40 @@ enum ftv_peer_attr {
 	FTV_PEER_A_DROPS,		/* nest, enum ftv_drops_attr; get only */
 	FTV_PEER_A_STATE,		/* u8, enum ftv_peer_state; get only */
 	FTV_PEER_A_PAD,
+	FTV_PEER_A_FEC_MODE,		/* u8, enum ftv_fec_mode */
+	FTV_PEER_A_FEC_DATA,		/* u8, K: data segments per group */
+	FTV_PEER_A_FEC_REPAIR,		/* u8, M: repair segments per group */
+	FTV_PEER_A_FEC_STATS,		/* nest, enum ftv_fec_stats_attr; get only */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
+};
+
+/* FTV_PEER_A_FEC_MODE */
+enum ftv_fec_mode {
+	FTV_FEC_OFF,			/* never send repair segments */
+	FTV_FEC_AUTO,			/* K:M chosen from the loss measured */
+	FTV_FEC_FIXED,			/* FTV_PEER_A_FEC_DATA:_REPAIR */
+};
+
+/* Limits of FTV_PEER_A_FEC_DATA and FTV_PEER_A_FEC_REPAIR */
+#define FTV_FEC_MAX_DATA	64
+#define FTV_FEC_MAX_REPAIR	16
+
+/* FTV_PEER_A_FEC_STATS */
+enum ftv_fec_stats_attr {
+	FTV_FEC_A_UNSPEC,
+	FTV_FEC_A_ACTIVE,		/* u8, 1 if both ends use FEC */
+	FTV_FEC_A_DATA,			/* u8, K in use now (0: none) */
+	FTV_FEC_A_REPAIR,		/* u8, M in use now */
+	FTV_FEC_A_LOSS_PPM,		/* u32, loss the peer reports, ppm */
+	FTV_FEC_A_REPAIR_SENT,		/* u64, repair segments sent */
+	FTV_FEC_A_REBUILT,		/* u64, segments rebuilt from repair */
+	FTV_FEC_A_GROUPS_LOST,		/* u64, groups given up incomplete */
+	FTV_FEC_A_PAD,
+
+	__FTV_FEC_A_LAST,
+	FTV_FEC_A_MAX = (__FTV_FEC_A_LAST - 1)
 };
 
 enum ftv_allowedip_attr {
@@ -156,6 +188,7 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_NOT_ALLOWED,	/* inner source outside allowed-ips */
 	FTV_DROPS_A_PAD,
 	FTV_DROPS_A_RATELIMITED,	/* handshake over the rate limit */
+	FTV_DROPS_A_ICMP_IGNORED,	/* ICMP about no live segment of ours */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)
