@@ -1,10 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Connections: one fake TCP connection per session. A connection is found
- * by its outer 4-tuple in the device's hash table. When a newer connection
+ * Connections: one fake TCP connection per session, found by its outer
+ * 4-tuple in the device's connection table. When a newer connection
  * replaces it, it lingers for a while so that segments still in flight are
  * swallowed quietly instead of reaching the host stack (which would answer
  * them with RSTs).
+ *
+ * This file owns a connection's life. Every change of ->state happens
+ * here, under the device's conn_lock (set_state() asserts it), which also
+ * guards the connection table, each peer's list of its connections and the
+ * device's list of retired ones:
+ *
+ *  from              to              when                         caller
+ *  NEW               SYN_SENT        an initiator is published     ftv_conn_open()
+ *  SYN_SENT          HANDSHAKE_SENT  its SYN-ACK arrived           receive.c
+ *  HANDSHAKE_SENT    ESTABLISHED     the response authenticated    peer.c
+ *  NEW               RESPONDING      an initiation authenticated   peer.c
+ *  RESPONDING        ESTABLISHED     the response went out         receive.c
+ *  SYN_SENT to
+ *  ESTABLISHED       RETIRED         replaced, or the attempt      peer.c,
+ *                                    was given up                  timers.c
+ *  RETIRED           LINGER          FTV_RETIRED_KEYS_MS passed;   gc
+ *                                    keys freed after RCU
+ *  any but NEW       DEAD            lingered FTV_LINGER_MS (gc),  gc, peer.c,
+ *                                    or its peer was removed or    device.c
+ *                                    reset, or the device closed
+ *  NEW               (freed)         the creator gave up           ftv_conn_free()
+ *  DEAD              (freed)         an RCU grace period later     free_work
+ *
+ * Lifetimes: a connection holds a reference on its peer, so conn->peer is
+ * valid for as long as the connection is; removing a peer also kills all of
+ * its connections, whatever their state, so that none of them is found
+ * afterwards. The device counts its connections and waits for the count
+ * to reach zero before it goes (ftv_conn_wait_all()). A published
+ * connection is only ever used under RCU (or with bottom halves off): it
+ * is freed a grace period after it was unhashed.
  */
 
 #include "conn.h"
@@ -16,27 +46,31 @@
 #include "timers.h"
 
 #include <crypto/aead.h>
-#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
+#include <linux/net.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
+#include <net/ip.h>
+#include <net/net_namespace.h>
 
 /*
  * Session lifetime. The side that opened a connection opens a new one (new
  * ports, new handshake, new keys) once a session is this old or has sent
- * this many messages; nobody uses a session past the reject limits. Tests
- * lower them through /sys/module/ftv/parameters; reject must stay above
- * rekey.
+ * this many messages; nobody uses a session past the reject limits. Debug
+ * builds let tests shorten them; reject must stay above rekey.
  */
-static unsigned int rekey_after_seconds = 120;
+#ifdef DEBUG
+static unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
 module_param(rekey_after_seconds, uint, 0644);
 MODULE_PARM_DESC(rekey_after_seconds, "Open a new session after this long");
 
-static unsigned int reject_after_seconds = 180;
+static unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
 module_param(reject_after_seconds, uint, 0644);
 MODULE_PARM_DESC(reject_after_seconds, "Never use a session older than this");
 
-static unsigned long long rekey_after_messages = 1ULL << 60;
+static unsigned long long rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
 module_param(rekey_after_messages, ullong, 0644);
 MODULE_PARM_DESC(rekey_after_messages,
 		 "Open a new session after sending this many messages");
@@ -45,12 +79,49 @@ static unsigned long long reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
 module_param(reject_after_messages, ullong, 0644);
 MODULE_PARM_DESC(reject_after_messages,
 		 "Never use a key for more messages than this");
+#else
+static const unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
+static const unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
+static const u64 rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
+static const u64 reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
+#endif
 
-static u32 tuple_hash(const struct ftv_tuple *tuple)
+static const struct rhashtable_params conn_params = {
+	.key_len = sizeof(struct ftv_tuple),
+	.key_offset = offsetof(struct ftv_conn, tuple),
+	.head_offset = offsetof(struct ftv_conn, hash),
+	.automatic_shrinking = true,
+};
+
+static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
 {
-	return jhash2((__force const u32 *)tuple->remote.s6_addr32, 4,
-		      (__force u32)tuple->remote_port << 16 |
-		      (__force u32)tuple->local_port);
+	lockdep_assert_held(&conn->device->conn_lock);
+	WRITE_ONCE(conn->state, state);
+}
+
+static bool state_live(int state)
+{
+	return state >= FTV_CONN_SYN_SENT && state <= FTV_CONN_ESTABLISHED;
+}
+
+/* Everything a connection owns, and the connection. May sleep. */
+static void conn_release(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	skb_queue_purge(&conn->early);
+	dst_cache_destroy(&conn->dst_cache);
+	ftv_crypto_free(conn->send_tfm);
+	ftv_crypto_free(conn->recv_tfm);
+	if (conn->port)
+		sock_release(conn->port);
+	pr_debug("%s: connection %u:%u destroyed\n", fdev->dev->name,
+		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
+	ftv_peer_put(conn->peer);
+	kfree_sensitive(conn);
+	/* The device may go as soon as the count reaches zero. */
+	if (atomic_dec_and_test(&fdev->conn_count))
+		wake_up_var(&fdev->conn_count);
 }
 
 /* A retired connection's keys are no longer needed: wipe them. */
@@ -73,23 +144,17 @@ static void conn_free_work(struct work_struct *work)
 					     struct ftv_conn, free_work);
 
 	flush_rcu_work(&conn->keys_work);
-
-	/* The device may be gone by now: print only what the connection
-	 * owns.
-	 */
-	pr_debug("connection %u:%u destroyed\n",
-		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
-	ftv_conn_free(conn);
+	conn_release(conn);
 }
 
 /**
  * ftv_conn_create - allocate a connection that is not yet visible
  * @fdev: owning device
- * @peer: peer it belongs to
+ * @peer: peer it belongs to; the connection takes a reference
  * @tuple: outer addresses and ports as seen from this side
  * @gfp: allocation flags
  *
- * Return: the connection or NULL.
+ * Return: the connection, in state NEW, or NULL.
  */
 struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 				 struct ftv_peer *peer,
@@ -105,46 +170,153 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 		return NULL;
 	}
 	conn->device = fdev;
-	conn->peer = peer;
+	conn->peer = ftv_peer_get(peer);
 	conn->tuple = *tuple;
+	conn->state = FTV_CONN_NEW;
 	conn->created = jiffies;
 	spin_lock_init(&conn->xmit_lock);
 	ftv_tcp_rcv_init(&conn->rcv);
 	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);
-	INIT_HLIST_NODE(&conn->hash);
+	INIT_LIST_HEAD(&conn->peer_entry);
+	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
-	pr_debug("connection %u:%u created\n", ntohs(tuple->local_port),
-		 ntohs(tuple->remote_port));
+	atomic_inc(&fdev->conn_count);
+	pr_debug("%s: connection %u:%u created\n", fdev->dev->name,
+		 ntohs(tuple->local_port), ntohs(tuple->remote_port));
 	return conn;
 }
 
 /**
- * ftv_conn_free - free a connection nobody can reach any more
- * @conn: the connection; its keys are zeroed with it
+ * ftv_conn_free - free a connection that was never published
+ * @conn: a connection in state NEW; its keys are zeroed with it
+ *
+ * May sleep.
  */
 void ftv_conn_free(struct ftv_conn *conn)
 {
-	skb_queue_purge(&conn->early);
-	dst_cache_destroy(&conn->dst_cache);
-	ftv_crypto_free(conn->send_tfm);
-	ftv_crypto_free(conn->recv_tfm);
-	kfree_sensitive(conn);
+	WARN_ON_ONCE(READ_ONCE(conn->state) != FTV_CONN_NEW);
+	conn_release(conn);
+}
+
+/* Unhash and free after a grace period. */
+static void kill_locked(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	lockdep_assert_held(&fdev->conn_lock);
+	if (conn->state == FTV_CONN_NEW || conn->state == FTV_CONN_DEAD)
+		return;
+	set_state(conn, FTV_CONN_DEAD);
+	rhashtable_remove_fast(&fdev->conn_table, &conn->hash, conn_params);
+	list_del_init(&conn->peer_entry);
+	list_del_init(&conn->gc_entry);
+	queue_rcu_work(ftv_wq, &conn->free_work);
+}
+
+/* Make @conn findable, in @state. A connection that has the same tuple
+ * (the peer reused a port while the old one lingered) goes: its segments
+ * could not be told from the new one's.
+ */
+static bool publish_locked(struct ftv_conn *conn, enum ftv_conn_state state)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_conn *old;
+
+	lockdep_assert_held(&fdev->conn_lock);
+	if (fdev->conns_closed || conn->state != FTV_CONN_NEW)
+		return false;
+	old = rhashtable_lookup_fast(&fdev->conn_table, &conn->tuple,
+				     conn_params);
+	if (old)
+		kill_locked(old);
+	if (rhashtable_insert_fast(&fdev->conn_table, &conn->hash,
+				   conn_params))
+		return false;
+	list_add_tail(&conn->peer_entry, &conn->peer->conns);
+	set_state(conn, state);
+	return true;
 }
 
 /**
- * ftv_conn_hash - make @conn findable by its tuple
+ * ftv_conn_synack - the initiator's SYN was answered
  * @conn: the connection
+ * @ack: the SYN-ACK's acknowledgment number
+ * @seq: its sequence number
+ * @opts: its options
+ *
+ * Return: true if @conn was waiting for this SYN-ACK and now waits for the
+ * response to its initiation.
  */
-void ftv_conn_hash(struct ftv_conn *conn)
+bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
+		     const struct ftv_tcp_options *opts)
+{
+	struct ftv_device *fdev = conn->device;
+	bool ours;
+
+	spin_lock_bh(&fdev->conn_lock);
+	ours = conn->state == FTV_CONN_SYN_SENT &&
+	       ack == (u32)atomic_read(&conn->snd_nxt);
+	if (ours) {
+		conn->resp_seq = seq + 1;
+		ftv_tcp_rcv_reset(&conn->rcv, seq + 1);
+		atomic_set(&conn->snd_una, ack);
+		if (opts->has_ts)
+			atomic_set(&conn->ts_recent, opts->tsval);
+		set_state(conn, FTV_CONN_HANDSHAKE_SENT);
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+	return ours;
+}
+
+/**
+ * ftv_conn_install - start using @conn's session
+ * @conn: an initiator whose response authenticated, or a new responder
+ *
+ * The caller (peer.c) holds the peer's lock and makes @conn the peer's
+ * current connection if this succeeds.
+ *
+ * Return: false if @conn is not in a state to be installed, or the device
+ * no longer takes connections.
+ */
+bool ftv_conn_install(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	bool ok;
+
+	lockdep_assert_held(&conn->peer->lock);
+	spin_lock_bh(&fdev->conn_lock);
+	if (conn->is_initiator) {
+		ok = conn->state == FTV_CONN_HANDSHAKE_SENT;
+		if (ok)
+			set_state(conn, FTV_CONN_ESTABLISHED);
+	} else {
+		/* A responder sends nothing before its response: data
+		 * overtaking it would reach an initiator that cannot open
+		 * it yet.
+		 */
+		ok = publish_locked(conn, FTV_CONN_RESPONDING);
+	}
+	if (ok)
+		WRITE_ONCE(conn->established, jiffies);
+	spin_unlock_bh(&fdev->conn_lock);
+	return ok;
+}
+
+/**
+ * ftv_conn_responded - the responder's response went out
+ * @conn: the connection; unless something replaced it meanwhile, it
+ *	is established now
+ */
+void ftv_conn_responded(struct ftv_conn *conn)
 {
 	struct ftv_device *fdev = conn->device;
 
 	spin_lock_bh(&fdev->conn_lock);
-	hash_add_rcu(fdev->conn_hashtable, &conn->hash,
-		     tuple_hash(&conn->tuple));
+	if (conn->state == FTV_CONN_RESPONDING)
+		set_state(conn, FTV_CONN_ESTABLISHED);
 	spin_unlock_bh(&fdev->conn_lock);
 }
 
@@ -158,57 +330,82 @@ void ftv_conn_hash(struct ftv_conn *conn)
  */
 void ftv_conn_retire(struct ftv_conn *conn)
 {
-	conn->retired_until = jiffies + msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
-	conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
-	WRITE_ONCE(conn->state, FTV_CONN_RETIRED);
+	struct ftv_device *fdev = conn->device;
+
+	spin_lock_bh(&fdev->conn_lock);
+	if (state_live(conn->state)) {
+		conn->retired_until = jiffies +
+				      msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
+		conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
+		set_state(conn, FTV_CONN_RETIRED);
+		list_add_tail(&conn->gc_entry, &fdev->conn_retired);
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_kill - free @conn now rather than letting it linger
+ * @conn: a published connection already unlinked from its peer
+ */
+void ftv_conn_kill(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	spin_lock_bh(&fdev->conn_lock);
+	kill_locked(conn);
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_kill_peer - kill every connection of @peer, whatever its state
+ * @peer: a peer whose ->conn and ->pending were cleared under its lock
+ */
+void ftv_conn_kill_peer(struct ftv_peer *peer)
+{
+	struct ftv_device *fdev = peer->device;
+	struct ftv_conn *conn, *tmp;
+
+	spin_lock_bh(&fdev->conn_lock);
+	list_for_each_entry_safe(conn, tmp, &peer->conns, peer_entry)
+		kill_locked(conn);
+	spin_unlock_bh(&fdev->conn_lock);
 }
 
 /**
  * ftv_conn_lookup - find the connection a received segment belongs to
  * @fdev: the device
- * @tuple: the segment's tuple, seen from this side
+ * @tuple: the segment's tuple, seen from this side: both addresses and
+ *	both ports must match
  *
  * Call under rcu_read_lock(). Return: the connection or NULL.
  */
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 				 const struct ftv_tuple *tuple)
 {
-	struct ftv_conn *conn;
-
-	hash_for_each_possible_rcu(fdev->conn_hashtable, conn, hash,
-				   tuple_hash(tuple))
-		if (ftv_tuple_equal(&conn->tuple, tuple))
-			return conn;
-	return NULL;
-}
-
-static void unhash_and_free(struct ftv_conn *conn)
-{
-	hash_del_rcu(&conn->hash);
-	queue_rcu_work(ftv_wq, &conn->free_work);
+	return rhashtable_lookup(&fdev->conn_table, tuple, conn_params);
 }
 
 /**
- * ftv_conn_gc - free lingering connections whose time is up
+ * ftv_conn_gc - move retired connections along: wipe their keys, then free
+ *	those that lingered long enough
  * @fdev: the device
- * @all: free every connection regardless of state (device teardown)
+ *
+ * Retired connections are listed in the order they retired, so the walk
+ * stops at the first whose keys are still due.
  */
-void ftv_conn_gc(struct ftv_device *fdev, bool all)
+void ftv_conn_gc(struct ftv_device *fdev)
 {
-	struct hlist_node *tmp;
-	struct ftv_conn *conn;
-	int bkt;
+	struct ftv_conn *conn, *tmp;
+	unsigned long now = jiffies;
 
 	spin_lock_bh(&fdev->conn_lock);
-	hash_for_each_safe(fdev->conn_hashtable, bkt, tmp, conn, hash) {
-		int state = READ_ONCE(conn->state);
-
-		if (all || (state == FTV_CONN_LINGER &&
-			    time_after(jiffies, conn->linger_until))) {
-			unhash_and_free(conn);
-		} else if (state == FTV_CONN_RETIRED &&
-			   time_after(jiffies, conn->retired_until)) {
-			WRITE_ONCE(conn->state, FTV_CONN_LINGER);
+	list_for_each_entry_safe(conn, tmp, &fdev->conn_retired, gc_entry) {
+		if (time_before(now, conn->retired_until))
+			break;
+		if (time_after(now, conn->linger_until)) {
+			kill_locked(conn);
+		} else if (conn->state == FTV_CONN_RETIRED) {
+			set_state(conn, FTV_CONN_LINGER);
 			queue_rcu_work(ftv_wq, &conn->keys_work);
 		}
 	}
@@ -216,19 +413,24 @@ void ftv_conn_gc(struct ftv_device *fdev, bool all)
 }
 
 /**
- * ftv_conn_unhash - free @conn now rather than letting it linger
- * @conn: a connection already unlinked from its peer
+ * ftv_conn_close_device - publish no connection of @fdev from now on
+ * @fdev: a device whose outer namespace is going away, or that is
+ *	going away itself
  */
-void ftv_conn_unhash(struct ftv_conn *conn)
+void ftv_conn_close_device(struct ftv_device *fdev)
 {
-	struct ftv_device *fdev = conn->device;
-
 	spin_lock_bh(&fdev->conn_lock);
-	if (!hlist_unhashed(&conn->hash))
-		unhash_and_free(conn);
-	else
-		queue_rcu_work(ftv_wq, &conn->free_work);
+	fdev->conns_closed = true;
 	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_wait_all - wait until every connection of @fdev is freed
+ * @fdev: a closed device whose peers' connections were killed
+ */
+void ftv_conn_wait_all(struct ftv_device *fdev)
+{
+	wait_var_event(&fdev->conn_count, !atomic_read(&fdev->conn_count));
 }
 
 /**
@@ -259,9 +461,42 @@ int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys)
 	}
 	conn->send_hp = keys->send_hp;
 	conn->recv_hp = keys->recv_hp;
-	conn->keyed = !ret;
 	memzero_explicit(keys, sizeof(*keys));
+	if (!ret) /* pairs with the acquire in ftv_conn_keyed() */
+		smp_store_release(&conn->keyed, true);
 	return ret;
+}
+
+/**
+ * ftv_conn_acked - the peer acknowledged our bytes up to @ack
+ * @conn: the connection
+ * @ack: acknowledgment number of an authenticated segment
+ *
+ * Moves snd_una forward, never past what was sent.
+ */
+void ftv_conn_acked(struct ftv_conn *conn, u32 ack)
+{
+	int una = atomic_read(&conn->snd_una);
+
+	while (after(ack, (u32)una) &&
+	       !after(ack, (u32)atomic_read(&conn->snd_nxt)))
+		if (atomic_try_cmpxchg(&conn->snd_una, &una, ack))
+			break;
+}
+
+/**
+ * ftv_conn_sent_seq - whether @seq is a byte we sent and that is not
+ *	acknowledged yet, as an ICMP error about our segment must quote
+ * @conn: the connection
+ * @seq: the quoted sequence number
+ *
+ * Return: true if snd_una <= @seq <= snd_nxt.
+ */
+bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq)
+{
+	u32 una = atomic_read(&conn->snd_una);
+
+	return seq - una <= (u32)atomic_read(&conn->snd_nxt) - una;
 }
 
 static unsigned long session_age(const struct ftv_conn *conn)
@@ -319,45 +554,102 @@ static void tuple_from_endpoint(struct ftv_tuple *tuple,
 		tuple->remote = ep->addr6.sin6_addr;
 		tuple->remote_port = ep->addr6.sin6_port;
 	}
-	/* A fresh port from the range Linux uses for its own connections,
-	 * so every new connection is a new 4-tuple to middleboxes.
-	 */
-	tuple->local_port = htons(32768 + get_random_u32() % 28232);
 }
 
-/* Everything about a new outgoing connection that may sleep. */
-static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
-					  const struct ftv_endpoint *ep)
+static int bind_port(struct socket *sock, const struct ftv_tuple *tuple,
+		     u16 port)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = tuple->local,
+		.sin6_port = htons(port),
+	};
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = tuple->local.s6_addr32[0],
+		.sin_port = htons(port),
+	};
+
+	if (tuple->family == AF_INET)
+		return kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin));
+	return kernel_bind(sock, (struct sockaddr *)&sin6, sizeof(sin6));
+}
+
+/*
+ * Take a local port for @conn as the host would for a connect(): a random
+ * even port of the namespace's ephemeral range, held by a kernel socket
+ * bound to it for as long as the connection lives. The host then never
+ * hands the port to a socket of its own, and a port a socket of its own
+ * already has is never ours.
+ */
+static int reserve_port(struct ftv_conn *conn, struct net *net)
+{
+	struct ftv_tuple *tuple = &conn->tuple;
+	int low, high, tries, ret;
+	struct socket *sock;
+	u32 range, port;
+
+	ret = sock_create_kern(net, tuple->family, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	if (ret)
+		return ret;
+	inet_get_local_port_range(net, &low, &high);
+	range = max(high - low + 1, 2) & ~1;
+	ret = -EADDRINUSE;
+	for (tries = 0; tries < 32 && ret == -EADDRINUSE; tries++) {
+		port = (low + (get_random_u32() % range)) & ~1U;
+		if (port < low || port > high ||
+		    inet_is_local_reserved_port(net, port))
+			continue;
+		ret = bind_port(sock, tuple, port);
+	}
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	tuple->local_port = htons(port);
+	conn->port = sock;
+	return 0;
+}
+
+/*
+ * The creating namespace, with a reference, unless it is going away: its
+ * pre_exit closes the device and waits for our connections, which it can
+ * only do for those that exist by then.
+ */
+static struct net *get_creating_net(struct ftv_device *fdev)
+{
+	struct net *net;
+
+	rcu_read_lock();
+	net = READ_ONCE(fdev->creating_net);
+	if (net)
+		net = maybe_get_net(net);
+	rcu_read_unlock();
+	return net;
+}
+
+/* The SYN's token, our clocks, and the initiation, ready to go. */
+static int prepare_handshake(struct ftv_conn *conn,
+			     const struct ftv_identity *identity)
 {
 	static const u8 no_key[FTV_KEY_SIZE];
-	struct ftv_device *fdev = peer->device;
-	struct ftv_identity identity;
-	struct ftv_tuple tuple;
-	siphash_key_t token_key;
+	struct ftv_peer *peer = conn->peer;
 	u8 psk[FTV_KEY_SIZE];
-	struct ftv_conn *conn;
 	unsigned int pad;
 	u32 isn;
+	int ret;
 
-	if (!ftv_device_copy_identity(fdev, &identity))
-		return NULL;
-	tuple_from_endpoint(&tuple, ep);
-	conn = NULL;
-	if (ftv_send_pick_source(fdev, &tuple))
-		goto out;
-	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
-	if (!conn)
-		goto out;
-	conn->is_initiator = true;
 	/* The SYN's ISN and timestamp carry the token the responder
 	 * checks; our timestamp clock runs on from the SYN's.
 	 */
 	spin_lock_bh(&peer->lock);
 	memcpy(psk, peer->preshared_key, sizeof(psk));
 	spin_unlock_bh(&peer->lock);
-	ftv_token_key(&token_key, peer->public_key, psk);
-	ftv_token_make(&token_key, &isn, &conn->syn_tsval);
+	ftv_token_make(peer->public_key, psk, &isn, &conn->syn_tsval);
+	memzero_explicit(psk, sizeof(psk));
 	atomic_set(&conn->snd_nxt, isn + 1);
+	atomic_set(&conn->snd_una, isn);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = conn->syn_tsval - jiffies_to_msecs(jiffies);
 	/* Keyed for real when the response arrives, in softirq context,
@@ -365,20 +657,47 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	 */
 	conn->send_tfm = ftv_crypto_alloc(no_key);
 	conn->recv_tfm = ftv_crypto_alloc(no_key);
-	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm) ||
-	    ftv_noise_create_init(peer, &identity, &conn->handshake,
-				  (struct ftv_msg_init *)conn->init_msg)) {
-		ftv_conn_free(conn);
-		conn = NULL;
-		goto out;
-	}
+	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
+		return -ENOMEM;
+	ret = ftv_noise_create_init(peer, identity, &conn->handshake,
+				    (struct ftv_msg_init *)conn->init_msg);
+	if (ret)
+		return ret;
 	pad = get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
 	get_random_bytes(conn->init_msg + sizeof(struct ftv_msg_init), pad);
 	conn->init_len = sizeof(struct ftv_msg_init) + pad;
-	conn->state = FTV_CONN_SYN_SENT;
+	return 0;
+}
+
+/* Everything about a new outgoing connection that may sleep. */
+static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
+					  const struct ftv_endpoint *ep)
+{
+	struct ftv_device *fdev = peer->device;
+	struct ftv_identity identity;
+	struct ftv_conn *conn = NULL;
+	struct ftv_tuple tuple;
+	struct net *net;
+
+	if (!ftv_device_copy_identity(fdev, &identity))
+		return NULL;
+	net = get_creating_net(fdev);
+	if (!net)
+		goto out;
+	tuple_from_endpoint(&tuple, ep);
+	if (ftv_send_pick_source(fdev, net, &tuple))
+		goto out;
+	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
+	if (!conn)
+		goto out;
+	conn->is_initiator = true;
+	if (reserve_port(conn, net) || prepare_handshake(conn, &identity)) {
+		ftv_conn_free(conn);
+		conn = NULL;
+	}
 out:
-	memzero_explicit(psk, sizeof(psk));
-	memzero_explicit(&token_key, sizeof(token_key));
+	if (net)
+		put_net(net);
 	memzero_explicit(&identity, sizeof(identity));
 	return conn;
 }
@@ -395,6 +714,27 @@ static bool conn_replaceable(struct ftv_peer *peer)
 		return true;
 	next = atomic64_read(&conn->send_counter);
 	return ftv_conn_rekey_due(conn, next) || ftv_conn_expired(conn, next);
+}
+
+/* Make @conn the peer's opening connection, unless that is no longer
+ * wanted. Return: true if it is.
+ */
+static bool publish_initiator(struct ftv_peer *peer, struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = peer->device;
+	bool ok;
+
+	spin_lock_bh(&peer->lock);
+	ok = !peer->is_dead && !peer->pending && conn_replaceable(peer);
+	if (ok) {
+		spin_lock(&fdev->conn_lock);
+		ok = publish_locked(conn, FTV_CONN_SYN_SENT);
+		spin_unlock(&fdev->conn_lock);
+	}
+	if (ok)
+		peer->pending = conn;
+	spin_unlock_bh(&peer->lock);
+	return ok;
 }
 
 /**
@@ -419,26 +759,48 @@ void ftv_conn_open(struct ftv_peer *peer)
 
 	conn = prepare_initiator(peer, &ep);
 	if (!conn) {
-		/* No route or no memory: try again later if it matters. */
+		/* No route, port or memory: try again later if it matters. */
 		if (READ_ONCE(peer->path_dead) ||
 		    !skb_queue_empty_lockless(&peer->staged))
 			ftv_timers_connect_started(peer);
 		return;
 	}
 
-	spin_lock_bh(&peer->lock);
-	busy = peer->is_dead || peer->pending || !conn_replaceable(peer);
-	if (!busy) {
-		peer->pending = conn;
-		ftv_conn_hash(conn);
-	}
-	spin_unlock_bh(&peer->lock);
+	/* Once published, @conn is only used under RCU: it could be
+	 * retired and freed as soon as the peer's lock is dropped.
+	 */
+	rcu_read_lock_bh();
+	busy = !publish_initiator(peer, conn);
+	if (!busy)
+		ftv_send_syn(conn);
+	rcu_read_unlock_bh();
 	if (busy) {
 		ftv_conn_free(conn);
 		return;
 	}
-	local_bh_disable();
-	ftv_send_syn(conn);
-	local_bh_enable();
 	ftv_timers_connect_started(peer);
+}
+
+/**
+ * ftv_conn_table_init - set up a device's connection table
+ * @fdev: the device
+ *
+ * Return: 0 or a negative errno.
+ */
+int ftv_conn_table_init(struct ftv_device *fdev)
+{
+	spin_lock_init(&fdev->conn_lock);
+	INIT_LIST_HEAD(&fdev->conn_retired);
+	atomic_set(&fdev->conn_count, 0);
+	return rhashtable_init(&fdev->conn_table, &conn_params);
+}
+
+/**
+ * ftv_conn_table_uninit - free it; every connection must be gone
+ * @fdev: the device
+ */
+void ftv_conn_table_uninit(struct ftv_device *fdev)
+{
+	WARN_ON(atomic_read(&fdev->conn_count));
+	rhashtable_destroy(&fdev->conn_table);
 }

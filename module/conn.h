@@ -8,6 +8,7 @@
 #include "replay.h"
 
 #include <linux/in6.h>
+#include <linux/rhashtable-types.h>
 #include <net/dst_cache.h>
 #include <linux/skbuff.h>
 #include <linux/siphash.h>
@@ -16,6 +17,7 @@
 struct ftv_device;
 struct ftv_peer;
 struct crypto_aead;
+struct socket;
 
 /**
  * struct ftv_tuple - the outer 4-tuple of a connection, seen from this side
@@ -24,6 +26,8 @@ struct crypto_aead;
  * @local_port: our TCP port, network order
  * @remote_port: the peer's TCP port, network order
  * @family: AF_INET or AF_INET6
+ * @zero: always zero: the whole tuple is the connection table's key, so
+ *	it has no padding of unknown value
  */
 struct ftv_tuple {
 	struct in6_addr local;
@@ -31,33 +35,52 @@ struct ftv_tuple {
 	__be16 local_port;
 	__be16 remote_port;
 	u8 family;
+	u8 zero[3];
 };
 
+/*
+ * A connection's life; conn.c is the only writer, under the device's
+ * conn_lock (the table at the top of conn.c says who moves it where).
+ */
 enum ftv_conn_state {
+	FTV_CONN_NEW,			/* allocated, nobody can find it */
 	FTV_CONN_SYN_SENT,		/* initiator, waiting for SYN-ACK */
 	FTV_CONN_HANDSHAKE_SENT,	/* initiator, waiting for the response */
 	FTV_CONN_RESPONDING,		/* responder, response not yet sent */
 	FTV_CONN_ESTABLISHED,		/* keys in use */
 	FTV_CONN_RETIRED,		/* replaced; still opens late data */
 	FTV_CONN_LINGER,		/* keys gone; swallows late segments */
+	FTV_CONN_DEAD,			/* unhashed; freed after a grace period */
 };
 
 /**
  * struct ftv_conn - one fake TCP connection and the session it carries
- * @hash: entry in ftv_device.conn_hashtable
- * @device: owning device
- * @peer: peer the connection belongs to
+ * @hash: entry in ftv_device.conn_table, under its conn_lock
+ * @peer_entry: entry in ftv_peer.conns, under the device's conn_lock
+ * @gc_entry: entry in ftv_device.conn_retired once retired, under the
+ *	device's conn_lock
+ * @device: owning device; it waits for every connection to be freed
+ *	before it goes (ftv_conn_wait_all())
+ * @peer: peer the connection belongs to; the connection holds a
+ *	reference on it, dropped when the connection is freed
  * @tuple: outer addresses and ports
- * @state: enum ftv_conn_state; written under the peer's lock
+ * @state: enum ftv_conn_state; written only by conn.c, under the
+ *	device's conn_lock; read locklessly
  * @is_initiator: this side sent the SYN
- * @keyed: session keys were set
+ * @keyed: the session keys are set (ftv_conn_keyed())
  * @confirmed: the peer proved it has the session keys (for the
  *	initiator, the response did; for the responder, the first data)
+ * @port: initiator: a kernel socket bound to our address and port, so
+ *	that the host neither gives the port to a socket of its own nor
+ *	has it already; NULL for a responder (the listen port)
  * @snd_nxt: sequence number of our next payload byte
+ * @snd_una: the oldest of our bytes the peer has not acknowledged in an
+ *	authenticated segment; ICMP errors must quote a byte from here on
  * @rcv: how much of the peer's data arrived; its ACK number goes into
  *	everything we send
  * @acked: that ACK number as of the last segment we sent
- * @ts_recent: latest timestamp value from the peer, echoed back
+ * @ts_recent: latest timestamp value from an authenticated segment of
+ *	the peer, echoed back
  * @ts_offset: random offset of our timestamp clock
  * @syn_tsval: initiator: the SYN's timestamp value, part of its token
  * @ip_id: IPv4 identification counter
@@ -84,7 +107,9 @@ enum ftv_conn_state {
  * @free_work: frees the connection after an RCU grace period
  */
 struct ftv_conn {
-	struct hlist_node hash;
+	struct rhash_head hash;
+	struct list_head peer_entry;
+	struct list_head gc_entry;
 	struct ftv_device *device;
 	struct ftv_peer *peer;
 	struct ftv_tuple tuple;
@@ -92,7 +117,9 @@ struct ftv_conn {
 	bool is_initiator;
 	bool keyed;
 	bool confirmed;
+	struct socket *port;
 	atomic_t snd_nxt;
+	atomic_t snd_una;
 	struct ftv_tcp_rcv rcv;
 	atomic_t acked;
 	atomic_t ts_recent;
@@ -121,21 +148,37 @@ struct ftv_conn {
 	struct rcu_work free_work;
 };
 
+int ftv_conn_table_init(struct ftv_device *fdev);
+void ftv_conn_table_uninit(struct ftv_device *fdev);
 struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 				 struct ftv_peer *peer,
 				 const struct ftv_tuple *tuple, gfp_t gfp);
 void ftv_conn_free(struct ftv_conn *conn);
-void ftv_conn_hash(struct ftv_conn *conn);
+bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
+		     const struct ftv_tcp_options *opts);
+bool ftv_conn_install(struct ftv_conn *conn);
+void ftv_conn_responded(struct ftv_conn *conn);
 void ftv_conn_retire(struct ftv_conn *conn);
-void ftv_conn_unhash(struct ftv_conn *conn);
+void ftv_conn_kill(struct ftv_conn *conn);
+void ftv_conn_kill_peer(struct ftv_peer *peer);
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 				 const struct ftv_tuple *tuple);
-void ftv_conn_gc(struct ftv_device *fdev, bool all);
+void ftv_conn_gc(struct ftv_device *fdev);
+void ftv_conn_close_device(struct ftv_device *fdev);
+void ftv_conn_wait_all(struct ftv_device *fdev);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);
 void ftv_conn_open(struct ftv_peer *peer);
 int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys);
+void ftv_conn_acked(struct ftv_conn *conn, u32 ack);
+bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
 bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter);
 bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter);
+
+static inline bool ftv_conn_keyed(const struct ftv_conn *conn)
+{
+	/* Pairs with the release in ftv_conn_set_keys(). */
+	return smp_load_acquire(&conn->keyed);
+}
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 				   const struct ftv_tuple *b)

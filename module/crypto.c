@@ -13,6 +13,7 @@
 #include <linux/lockdep.h>
 #include <linux/percpu.h>
 #include <linux/scatterlist.h>
+#include <linux/siphash.h>
 
 #define FTV_AEAD_NAME "rfc7539(chacha20,poly1305)"
 
@@ -116,6 +117,20 @@ int ftv_crypto_open(struct crypto_aead *tfm, u64 counter, u8 *data,
 	if (unlikely(sealed_len < FTV_TAG_SIZE))
 		return -EBADMSG;
 	return crypt(tfm, counter, data, sealed_len, sealed_len, false);
+}
+
+/**
+ * ftv_crypto_counter_mask - what a message counter is XORed with on the wire
+ * @key: the direction's counter key
+ * @sealed: the first 16 bytes of the sealed payload (ciphertext or tag)
+ *
+ * Return: the mask. It depends on the ciphertext, which never repeats, so
+ * the counter looks as random on the wire as the rest of the payload.
+ */
+u64 ftv_crypto_counter_mask(const siphash_key_t *key, const u8 *sealed)
+{
+	return siphash_2u64(get_unaligned_le64(sealed),
+			    get_unaligned_le64(sealed + 8), key);
 }
 
 /**

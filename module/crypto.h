@@ -3,6 +3,7 @@
 #ifndef _FTV_CRYPTO_H
 #define _FTV_CRYPTO_H
 
+#include <linux/siphash.h>
 #include <linux/types.h>
 
 struct crypto_aead;
@@ -15,5 +16,6 @@ int ftv_crypto_seal(struct crypto_aead *tfm, u64 counter, u8 *data,
 		    unsigned int len);
 int ftv_crypto_open(struct crypto_aead *tfm, u64 counter, u8 *data,
 		    unsigned int sealed_len);
+u64 ftv_crypto_counter_mask(const siphash_key_t *key, const u8 *sealed);
 
 #endif /* _FTV_CRYPTO_H */

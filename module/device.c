@@ -100,10 +100,14 @@ static void identity_free_rcu(struct rcu_head *rcu)
  *
  * Sessions made with the old key end: they authenticated an identity the
  * device no longer has.
+ *
+ * Return: 0, or -ENOMEM (the old key stays, or the SYN tokens of some
+ * peers with a pre-shared key could not be renewed).
  */
-void ftv_device_set_identity(struct ftv_device *fdev,
-			     const u8 private_key[FTV_KEY_SIZE])
+int ftv_device_set_identity(struct ftv_device *fdev,
+			    const u8 private_key[FTV_KEY_SIZE])
 {
+	static const u8 no_psk[FTV_KEY_SIZE];
 	struct ftv_identity *identity = NULL, *old;
 	struct ftv_peer *peer;
 
@@ -111,26 +115,29 @@ void ftv_device_set_identity(struct ftv_device *fdev,
 	if (memchr_inv(private_key, 0, FTV_KEY_SIZE)) {
 		identity = kzalloc(sizeof(*identity), GFP_KERNEL);
 		if (!identity)
-			return;
+			return -ENOMEM;
 		memcpy(identity->private_key, private_key, FTV_KEY_SIZE);
 		curve25519_clamp_secret(identity->private_key);
 		if (!curve25519_generate_public(identity->public_key,
 						identity->private_key)) {
 			kfree_sensitive(identity);
-			return;
+			return -EINVAL;
 		}
+		ftv_token_key(&identity->token_key, identity->public_key,
+			      no_psk);
 	}
 	old = rcu_replace_pointer(fdev->identity, identity,
 				  lockdep_is_held(&fdev->device_update_lock));
 	if (old && identity &&
 	    !memcmp(old->private_key, identity->private_key, FTV_KEY_SIZE)) {
 		call_rcu(&old->rcu, identity_free_rcu);
-		return;
+		return 0;
 	}
 	if (old)
 		call_rcu(&old->rcu, identity_free_rcu);
 	list_for_each_entry(peer, &fdev->peer_list, peer_list)
 		ftv_peer_reset_session(peer);
+	return ftv_token_update_all(fdev);
 }
 
 /**
@@ -248,20 +255,37 @@ static const struct net_device_ops ftv_netdev_ops = {
 	.ndo_get_stats64 = dev_get_tstats64,
 };
 
+/* Kill every connection and wait until all of them are freed. */
+static void close_conns(struct ftv_device *fdev)
+{
+	struct ftv_peer *peer;
+
+	ftv_conn_close_device(fdev);
+	mutex_lock(&fdev->device_update_lock);
+	list_for_each_entry(peer, &fdev->peer_list, peer_list)
+		ftv_peer_reset_session(peer);
+	mutex_unlock(&fdev->device_update_lock);
+	ftv_conn_wait_all(fdev);
+}
+
 static void ftv_destruct(struct net_device *dev)
 {
 	struct ftv_device *fdev = netdev_priv(dev);
 
+	ftv_conn_close_device(fdev);
 	mutex_lock(&fdev->device_update_lock);
 	ftv_peer_remove_all(fdev);
 	mutex_unlock(&fdev->device_update_lock);
 	cancel_work_sync(&fdev->handshake_work);
 	cancel_delayed_work_sync(&fdev->gc_work);
 	skb_queue_purge(&fdev->handshake_queue);
-	ftv_conn_gc(fdev, true);
+	/* Connections hold their peers; the last ones go a grace period
+	 * after their peers were removed.
+	 */
+	ftv_conn_wait_all(fdev);
+	ftv_conn_table_uninit(fdev);
 	kfree_sensitive(rcu_dereference_protected(fdev->identity, true));
-	ftv_token_free_keys(fdev);
-	ftv_token_cache_free(fdev->token_cache);
+	ftv_token_uninit(fdev);
 	gro_cells_destroy(&fdev->gro_cells);
 	free_percpu(dev->tstats);
 	pr_debug("%s: device destroyed\n", dev->name);
@@ -301,7 +325,7 @@ static void gc_work(struct work_struct *work)
 	struct ftv_device *fdev = container_of(to_delayed_work(work),
 					       struct ftv_device, gc_work);
 
-	ftv_conn_gc(fdev, false);
+	ftv_conn_gc(fdev);
 	queue_delayed_work(ftv_wq, &fdev->gc_work, 10 * HZ);
 }
 
@@ -376,13 +400,15 @@ static int init_private(struct ftv_device *fdev)
 	INIT_LIST_HEAD(&fdev->peer_list);
 	INIT_LIST_HEAD(&fdev->device_list);
 	hash_init(fdev->peer_hashtable);
-	hash_init(fdev->conn_hashtable);
-	spin_lock_init(&fdev->conn_lock);
+	fdev->shape = true;
 	ftv_allowedips_init(&fdev->allowedips, &fdev->device_update_lock);
 	get_random_bytes(&fdev->cookie_key, sizeof(fdev->cookie_key));
-	fdev->token_cache = ftv_token_cache_create();
-	if (!fdev->token_cache)
-		return -ENOMEM;
+	ret = ftv_conn_table_init(fdev);
+	if (ret)
+		return ret;
+	ret = ftv_token_init(fdev);
+	if (ret)
+		goto err_conns;
 	ftv_ratelimiter_init(&fdev->ratelimiter);
 	skb_queue_head_init(&fdev->handshake_queue);
 	INIT_WORK(&fdev->handshake_work, ftv_receive_handshake_worker);
@@ -390,7 +416,7 @@ static int init_private(struct ftv_device *fdev)
 	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
 	if (!dev->tstats) {
 		ret = -ENOMEM;
-		goto err_cache;
+		goto err_tokens;
 	}
 	ret = gro_cells_init(&fdev->gro_cells, dev);
 	if (ret)
@@ -399,8 +425,10 @@ static int init_private(struct ftv_device *fdev)
 
 err_stats:
 	free_percpu(dev->tstats);
-err_cache:
-	ftv_token_cache_free(fdev->token_cache);
+err_tokens:
+	ftv_token_uninit(fdev);
+err_conns:
+	ftv_conn_table_uninit(fdev);
 	return ret;
 }
 
@@ -435,7 +463,8 @@ err_unregister:
 err_private:
 	gro_cells_destroy(&fdev->gro_cells);
 	free_percpu(dev->tstats);
-	ftv_token_cache_free(fdev->token_cache);
+	ftv_token_uninit(fdev);
+	ftv_conn_table_uninit(fdev);
 	return ret;
 }
 
@@ -459,18 +488,30 @@ static int __net_init ftv_net_init(struct net *net)
 	return 0;
 }
 
-/* The creating namespace is going away: devices that were moved elsewhere
- * outlive it but can no longer send or receive outer segments.
+/*
+ * The creating namespace is going away: devices that were moved elsewhere
+ * outlive it but can no longer send or receive outer segments. Their
+ * connections hold sockets and routes of the namespace, so they go now,
+ * before it does.
  */
 static void __net_exit ftv_net_pre_exit(struct net *net)
 {
 	struct ftv_device *fdev, *tmp;
+	LIST_HEAD(closing);
 
 	rtnl_lock();
 	list_for_each_entry_safe(fdev, tmp, &ftv_net(net)->devices,
-				 device_list)
+				 device_list) {
 		detach_from_net(fdev);
+		dev_hold(fdev->dev);
+		list_add_tail(&fdev->close_entry, &closing);
+	}
 	rtnl_unlock();
+	list_for_each_entry_safe(fdev, tmp, &closing, close_entry) {
+		list_del(&fdev->close_entry);
+		close_conns(fdev);
+		dev_put(fdev->dev);
+	}
 }
 
 static struct pernet_operations ftv_net_ops = {

@@ -10,6 +10,7 @@
 
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
+#include <linux/rhashtable-types.h>
 #include <linux/netdevice.h>
 #include <linux/siphash.h>
 #include <linux/workqueue.h>
@@ -19,11 +20,14 @@
  * struct ftv_identity - the device's static key pair
  * @private_key: clamped X25519 private key
  * @public_key: its public key
+ * @token_key: the key SYN tokens without a pre-shared key are made with
+ *	(token.c)
  * @rcu: for freeing after readers in the receive path are done
  */
 struct ftv_identity {
 	u8 private_key[FTV_KEY_SIZE];
 	u8 public_key[FTV_KEY_SIZE];
+	siphash_key_t token_key;
 	struct rcu_head rcu;
 };
 
@@ -31,22 +35,39 @@ struct ftv_identity {
  * struct ftv_device - private data of an ftv net_device
  * @dev: the net_device
  * @creating_net: namespace whose network carries the outer segments; not
- *	refcounted, cleared when that namespace goes away
+ *	refcounted: cleared (RTNL) when that namespace goes away, after
+ *	which the device closes and waits for its connections, which are
+ *	all that use it (read under RCU, or with a reference taken by
+ *	maybe_get_net())
  * @device_list: entry in the creating namespace's device list (RCU)
+ * @close_entry: entry in the list of devices whose creating namespace
+ *	is going away, private to its pre_exit
  * @device_update_lock: serialises configuration; protects @peer_list,
- *	@num_peers, @listen_port, @fwmark and writes to the tables below
+ *	@num_peers, @num_psk_peers, @listen_port, @fwmark and writes to the
+ *	peer and token tables below
  * @peer_list: all peers
  * @num_peers: length of @peer_list
+ * @num_psk_peers: peers with a pre-shared key (in @psk_tokens)
  * @peer_hashtable: peers by public key (RCU readers)
- * @conn_hashtable: connections by outer 4-tuple (RCU readers)
- * @conn_lock: protects writes to @conn_hashtable
+ * @conn_lock: protects @conn_table, @conn_retired, @conns_closed, every
+ *	connection's state and every peer's list of connections (conn.c);
+ *	taken inside a peer's lock, never around it
+ * @conn_table: connections by outer 4-tuple (RCU readers)
+ * @conn_retired: retired connections, oldest first, for the gc
+ * @conn_count: connections allocated and not yet freed
+ * @conns_closed: no connection is published any more
  * @allowedips: inner address to peer routing trie
  * @identity: static key pair, NULL until a private key is set
  * @listen_port: TCP port the device accepts connections on; 0 = none
  * @fwmark: mark set on outer segments
+ * @shape: shape the openings of connections (docs/protocol.md)
+ * @generation: counts configuration changes, so that a dump spanning
+ *	one can say it was interrupted
  * @cookie_key: key for stateless SYN-ACK sequence numbers
- * @token_keys: keys SYN tokens are checked with; NULL without a private key
- * @token_cache: SYN tokens seen lately, refused when they come again
+ * @psk_tokens: token keys of the peers with a pre-shared key, by tag
+ *	(RCU readers)
+ * @token_cache: SYN tokens seen lately, refused when they come again;
+ *	allocated once the device first listens, never replaced
  * @handshake_queue: received handshake initiations for @handshake_work
  * @handshake_work: processes @handshake_queue in process context
  * @gc_work: frees lingering connections
@@ -59,18 +80,25 @@ struct ftv_device {
 	struct net_device *dev;
 	struct net *creating_net;
 	struct list_head device_list;
+	struct list_head close_entry;
 	struct mutex device_update_lock; /* configuration, see above */
 	struct list_head peer_list;
 	unsigned int num_peers;
+	unsigned int num_psk_peers;
 	DECLARE_HASHTABLE(peer_hashtable, 11);
-	DECLARE_HASHTABLE(conn_hashtable, 11);
-	spinlock_t conn_lock; /* writers of conn_hashtable */
+	spinlock_t conn_lock; /* connections' states and tables, see above */
+	struct rhashtable conn_table;
+	struct list_head conn_retired;
+	atomic_t conn_count;
+	bool conns_closed;
 	struct ftv_allowedips allowedips;
 	struct ftv_identity __rcu *identity;
 	u16 listen_port;
 	u32 fwmark;
+	bool shape;
+	u32 generation;
 	siphash_key_t cookie_key;
-	struct ftv_token_keys __rcu *token_keys;
+	struct rhltable psk_tokens;
 	struct ftv_token_cache *token_cache;
 	struct sk_buff_head handshake_queue;
 	struct work_struct handshake_work;
@@ -90,7 +118,7 @@ bool ftv_device_port_in_use(struct net *net, u16 port,
 			    const struct ftv_device *except);
 bool ftv_device_copy_identity(struct ftv_device *fdev,
 			      struct ftv_identity *out);
-void ftv_device_set_identity(struct ftv_device *fdev,
-			     const u8 private_key[FTV_KEY_SIZE]);
+int ftv_device_set_identity(struct ftv_device *fdev,
+			    const u8 private_key[FTV_KEY_SIZE]);
 
 #endif /* _FTV_DEVICE_H */

@@ -75,7 +75,13 @@ enum ftv_tcp_lengths {
 /* Counters stop well before 2^64 so that the nonce never wraps. */
 #define FTV_REJECT_AFTER_MESSAGES (U64_MAX - 8192)
 
+/* The opener renews a session this often, or after this many messages. */
+#define FTV_REKEY_AFTER_MESSAGES BIT_ULL(60)
+
 enum ftv_session_limits {
+	FTV_REKEY_AFTER_S = 120,
+	/* Nobody uses a session older than this. */
+	FTV_REJECT_AFTER_S = 180,
 	FTV_CONNECT_TIMEOUT_MS = 5000,
 	FTV_SYN_RETRANSMIT_MS = 1000,
 	/* Data unanswered this long: the path is dead, dial again. */

@@ -12,6 +12,7 @@
 #include "allowedips.h"
 #include "conn.h"
 #include "device.h"
+#include "fec.h"
 #include "peer.h"
 #include "token.h"
 #include "timers.h"
@@ -43,6 +44,11 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_TX_BYTES] = { .type = NLA_REJECT },
 	[FTV_PEER_A_DROPS] = { .type = NLA_REJECT },
 	[FTV_PEER_A_STATE] = { .type = NLA_REJECT },
+	[FTV_PEER_A_FEC_MODE] = NLA_POLICY_MAX(NLA_U8, FTV_FEC_FIXED),
+	[FTV_PEER_A_FEC_DATA] = NLA_POLICY_RANGE(NLA_U8, 1, FTV_FEC_MAX_DATA),
+	[FTV_PEER_A_FEC_REPAIR] =
+		NLA_POLICY_RANGE(NLA_U8, 1, FTV_FEC_MAX_REPAIR),
+	[FTV_PEER_A_FEC_STATS] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -57,6 +63,7 @@ static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_PEERS] = { .type = NLA_REJECT },
 	[FTV_A_PEER] = NLA_POLICY_NESTED(peer_policy),
 	[FTV_A_EVENT] = { .type = NLA_REJECT },
+	[FTV_A_SHAPE] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static struct genl_family ftv_genl_family;
@@ -98,6 +105,7 @@ static const u16 drop_attr[FTV_DROP_MAX] = {
 	[FTV_DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
 	[FTV_DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
 	[FTV_DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
+	[FTV_DROP_ICMP_IGNORED] = FTV_DROPS_A_ICMP_IGNORED,
 };
 
 static int put_drops(struct sk_buff *skb, int attr,
@@ -135,31 +143,55 @@ static int put_endpoint(struct sk_buff *skb, const struct ftv_endpoint *ep)
 	return 0;
 }
 
-static int put_allowedips(struct sk_buff *skb, struct ftv_peer *peer)
+static int put_allowedip(struct sk_buff *skb,
+			 const struct ftv_allowedips_node *node)
 {
-	struct ftv_allowedips_node *node;
-	struct nlattr *list, *entry;
+	struct nlattr *entry;
 	u8 addr[16], cidr;
 	int family;
 
+	family = ftv_allowedips_read_node(node, addr, &cidr);
+	entry = nla_nest_start(skb, FTV_PEER_A_ALLOWEDIP);
+	if (!entry)
+		return -EMSGSIZE;
+	if (nla_put_u16(skb, FTV_ALLOWEDIP_A_FAMILY, family) ||
+	    nla_put(skb, FTV_ALLOWEDIP_A_IPADDR, family == AF_INET ? 4 : 16,
+		    addr) ||
+	    nla_put_u8(skb, FTV_ALLOWEDIP_A_CIDR_MASK, cidr)) {
+		nla_nest_cancel(skb, entry);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, entry);
+	return 0;
+}
+
+/*
+ * The peer's allowed-ips from the @*next-th on, as many as fit; @*next
+ * becomes the index of the first one left out. Return: 0 if all went in,
+ * -EMSGSIZE if some are left for the next message.
+ */
+static int put_allowedips(struct sk_buff *skb, struct ftv_peer *peer,
+			  long *next)
+{
+	struct ftv_allowedips_node *node;
+	struct nlattr *list;
+	long idx = 0;
+	int ret = 0;
+
+	lockdep_assert_held(&peer->device->device_update_lock);
 	list = nla_nest_start(skb, FTV_PEER_A_ALLOWEDIPS);
 	if (!list)
 		return -EMSGSIZE;
 	list_for_each_entry(node, &peer->allowedips_list, peer_list) {
-		family = ftv_allowedips_read_node(node, addr, &cidr);
-		entry = nla_nest_start(skb, FTV_PEER_A_ALLOWEDIP);
-		if (!entry ||
-		    nla_put_u16(skb, FTV_ALLOWEDIP_A_FAMILY, family) ||
-		    nla_put(skb, FTV_ALLOWEDIP_A_IPADDR,
-			    family == AF_INET ? 4 : 16, addr) ||
-		    nla_put_u8(skb, FTV_ALLOWEDIP_A_CIDR_MASK, cidr)) {
-			nla_nest_cancel(skb, list);
-			return -EMSGSIZE;
-		}
-		nla_nest_end(skb, entry);
+		if (idx++ < *next)
+			continue;
+		ret = put_allowedip(skb, node);
+		if (ret)
+			break;
+		*next = idx;
 	}
 	nla_nest_end(skb, list);
-	return 0;
+	return ret;
 }
 
 static u8 peer_state(struct ftv_peer *peer)
@@ -176,28 +208,39 @@ static u8 peer_state(struct ftv_peer *peer)
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 
-static int put_peer(struct sk_buff *skb, struct ftv_peer *peer)
+static int put_fec(struct sk_buff *skb, struct ftv_peer *peer)
 {
-	struct nlattr *nest = nla_nest_start(skb, FTV_A_PEER);
+	struct ftv_fec_config fec = ftv_fec_config(peer);
+
+	if (nla_put_u8(skb, FTV_PEER_A_FEC_MODE, fec.mode) ||
+	    (fec.mode == FTV_FEC_FIXED &&
+	     (nla_put_u8(skb, FTV_PEER_A_FEC_DATA, fec.data) ||
+	      nla_put_u8(skb, FTV_PEER_A_FEC_REPAIR, fec.repair))))
+		return -EMSGSIZE;
+	return ftv_fec_put_stats(skb, peer, FTV_PEER_A_FEC_STATS);
+}
+
+/* Everything about the peer but its allowed-ips. */
+static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
+{
 	u8 psk[FTV_KEY_LEN], state;
 	struct ftv_endpoint ep;
 	time64_t handshake;
 	int ret;
 
-	if (!nest)
-		return -EMSGSIZE;
 	spin_lock_bh(&peer->lock);
 	ep = peer->endpoint;
 	handshake = peer->last_handshake;
 	state = peer_state(peer);
 	memcpy(psk, peer->preshared_key, FTV_KEY_LEN);
 	spin_unlock_bh(&peer->lock);
+	/* Only CAP_NET_ADMIN gets here (docs/threat-model.md): showconf
+	 * needs the pre-shared key.
+	 */
 	ret = memchr_inv(psk, 0, FTV_KEY_LEN) ?
 	      nla_put(skb, FTV_PEER_A_PRESHARED_KEY, FTV_KEY_LEN, psk) : 0;
 	memzero_explicit(psk, sizeof(psk));
-	if (ret ||
-	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
-	    put_endpoint(skb, &ep) ||
+	if (ret || put_endpoint(skb, &ep) ||
 	    nla_put_u16(skb, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			peer->persistent_keepalive) ||
 	    nla_put_u64_64bit(skb, FTV_PEER_A_LAST_HANDSHAKE, handshake,
@@ -208,12 +251,41 @@ static int put_peer(struct sk_buff *skb, struct ftv_peer *peer)
 			      atomic64_read(&peer->tx_bytes), FTV_PEER_A_PAD) ||
 	    nla_put_u8(skb, FTV_PEER_A_STATE, state) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
-	    put_allowedips(skb, peer)) {
+	    put_fec(skb, peer))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/*
+ * One peer, or the part of it that fits. A peer whose allowed-ips do not
+ * fit one message goes on in the next ones, which repeat only its public
+ * key: @*aip_next counts the allowed-ips already sent (0 for a peer not
+ * started). Return: 0 when the peer is complete, -EMSGSIZE if more is
+ * left, with @*aip_next updated (unchanged if nothing of it went in).
+ */
+static int put_peer(struct sk_buff *skb, struct ftv_peer *peer,
+		    long *aip_next)
+{
+	struct nlattr *nest = nla_nest_start(skb, FTV_A_PEER);
+	long next = *aip_next;
+	int ret;
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
+	    (!next && put_peer_attrs(skb, peer))) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	ret = put_allowedips(skb, peer, &next);
+	if (ret && next == *aip_next) {
+		/* Not one allowed-ip fitted: go on with the peer later. */
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
 	nla_nest_end(skb, nest);
-	return 0;
+	*aip_next = ret ? next : 0;
+	return ret;
 }
 
 static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
@@ -221,7 +293,9 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
 	struct ftv_identity identity;
 	int ret = 0;
 
-	/* Only CAP_NET_ADMIN gets here; showconf needs the private key. */
+	/* Only CAP_NET_ADMIN gets here (docs/threat-model.md): showconf
+	 * needs the private key.
+	 */
 	if (ftv_device_copy_identity(fdev, &identity)) {
 		ret = nla_put(skb, FTV_A_PUBLIC_KEY, FTV_KEY_LEN,
 			      identity.public_key) ?:
@@ -231,15 +305,17 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
 	}
 	if (ret || nla_put_u16(skb, FTV_A_LISTEN_PORT, fdev->listen_port) ||
 	    nla_put_u32(skb, FTV_A_FWMARK, fdev->fwmark) ||
+	    nla_put_u8(skb, FTV_A_SHAPE, fdev->shape) ||
 	    put_drops(skb, FTV_A_DROPS, &fdev->drops))
 		return -EMSGSIZE;
 	return 0;
 }
 
-/* cb->args: the ifindex being dumped, peers of it already sent, and
- * whether only one device was asked for.
+/* cb->args: the ifindex being dumped, peers of it already sent, whether
+ * only one device was asked for, and allowed-ips of the next peer already
+ * sent.
  */
-enum { DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE };
+enum { DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE, DUMP_AIP_IDX };
 /* cb->args[DUMP_SINGLE]: 0 for every device, 1 for the one at
  * DUMP_IFINDEX, or this for one that is named but not looked up yet.
  */
@@ -254,19 +330,23 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 		       struct ftv_device *fdev)
 {
 	long skip = cb->args[DUMP_PEER_IDX], idx = 0;
+	long aip = cb->args[DUMP_AIP_IDX];
 	struct nlattr *peers;
 	struct ftv_peer *peer;
+	int done = 1, ret;
 	void *hdr;
-	int done = 1;
 
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 			  &ftv_genl_family, NLM_F_MULTI, FTV_CMD_GET_DEVICE);
 	if (!hdr)
 		return -EMSGSIZE;
 	mutex_lock(&fdev->device_update_lock);
+	/* Changes between two parts of a dump mark it interrupted. */
+	cb->seq = fdev->generation;
+	genl_dump_check_consistent(cb, hdr);
 	if (nla_put_u32(skb, FTV_A_IFINDEX, fdev->dev->ifindex) ||
 	    nla_put_string(skb, FTV_A_IFNAME, fdev->dev->name) ||
-	    (!skip && put_device_attrs(skb, fdev)))
+	    (!skip && !aip && put_device_attrs(skb, fdev)))
 		goto full;
 	peers = nla_nest_start(skb, FTV_A_PEERS);
 	if (!peers)
@@ -274,7 +354,8 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 	list_for_each_entry(peer, &fdev->peer_list, peer_list) {
 		if (idx++ < skip)
 			continue;
-		if (put_peer(skb, peer)) {
+		ret = put_peer(skb, peer, &aip);
+		if (ret) {
 			done = 0;
 			break;
 		}
@@ -282,10 +363,16 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 	}
 	nla_nest_end(skb, peers);
 	mutex_unlock(&fdev->device_update_lock);
-	genlmsg_end(skb, hdr);
-	/* A peer too large for an empty message can never be sent. */
-	if (!done && cb->args[DUMP_PEER_IDX] == skip)
+	/* Without progress the message is dropped: in an empty skb, the
+	 * dump then fails instead of asking for the same part forever.
+	 */
+	if (!done && cb->args[DUMP_PEER_IDX] == skip &&
+	    aip == cb->args[DUMP_AIP_IDX]) {
+		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	cb->args[DUMP_AIP_IDX] = aip;
 	return done;
 
 full:
@@ -317,6 +404,7 @@ static int get_device_start(struct netlink_callback *cb)
 
 	cb->args[DUMP_IFINDEX] = 0;
 	cb->args[DUMP_PEER_IDX] = 0;
+	cb->args[DUMP_AIP_IDX] = 0;
 	cb->args[DUMP_SINGLE] = attrs && (attrs[FTV_A_IFINDEX] ||
 					  attrs[FTV_A_IFNAME]) ?
 				DUMP_SINGLE_UNRESOLVED : 0;
@@ -371,6 +459,7 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		if (!ret)
 			return skb->len;
 		cb->args[DUMP_PEER_IDX] = 0;
+		cb->args[DUMP_AIP_IDX] = 0;
 		cb->args[DUMP_IFINDEX] = cb->args[DUMP_SINGLE] ? -1 :
 					 fdev->dev->ifindex + 1;
 	}
@@ -378,12 +467,32 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+static int set_listen_port(struct ftv_device *fdev, struct nlattr *attr,
+			   struct netlink_ext_ack *extack)
+{
+	u16 port = nla_get_u16(attr);
+	struct net *net = fdev->creating_net;
+
+	ASSERT_RTNL();
+	lockdep_assert_held(&fdev->device_update_lock);
+	if (port && net && ftv_device_port_in_use(net, port, fdev)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "listen port already used by another ftv device");
+		return -EADDRINUSE;
+	}
+	if (port && ftv_token_cache_enable(fdev)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "no memory for the SYN replay cache");
+		return -ENOMEM;
+	}
+	WRITE_ONCE(fdev->listen_port, port);
+	return 0;
+}
+
 static int set_device(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
 	struct ftv_device *fdev;
-	struct net *net;
-	u16 port = 0;
 	int ret = 0;
 
 	fdev = lookup_device(genl_info_net(info), attrs, info->extack);
@@ -391,28 +500,32 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 		return PTR_ERR(fdev);
 	rtnl_lock();
 	mutex_lock(&fdev->device_update_lock);
-	net = fdev->creating_net;
 	if (attrs[FTV_A_LISTEN_PORT]) {
-		port = nla_get_u16(attrs[FTV_A_LISTEN_PORT]);
-		if (port && net && ftv_device_port_in_use(net, port, fdev)) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    attrs[FTV_A_LISTEN_PORT],
-					    "listen port already used by another ftv device");
-			ret = -EADDRINUSE;
+		ret = set_listen_port(fdev, attrs[FTV_A_LISTEN_PORT],
+				      info->extack);
+		if (ret)
 			goto out;
-		}
 	}
 	if (attrs[FTV_A_FLAGS] &&
 	    (nla_get_u32(attrs[FTV_A_FLAGS]) & FTV_DEVICE_F_REPLACE_PEERS))
 		ftv_peer_remove_all(fdev);
-	if (attrs[FTV_A_LISTEN_PORT])
-		WRITE_ONCE(fdev->listen_port, port);
 	if (attrs[FTV_A_FWMARK])
 		WRITE_ONCE(fdev->fwmark, nla_get_u32(attrs[FTV_A_FWMARK]));
-	if (attrs[FTV_A_PRIVATE_KEY])
-		ftv_device_set_identity(fdev,
-					nla_data(attrs[FTV_A_PRIVATE_KEY]));
-	ftv_token_update_keys(fdev);
+	if (attrs[FTV_A_SHAPE])
+		WRITE_ONCE(fdev->shape, nla_get_u8(attrs[FTV_A_SHAPE]));
+	if (attrs[FTV_A_PRIVATE_KEY]) {
+		ret = ftv_device_set_identity(fdev,
+					      nla_data(attrs[FTV_A_PRIVATE_KEY]));
+		if (ret == -ENOMEM)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[FTV_A_PRIVATE_KEY],
+					    "no memory for the new private key or the SYN tokens");
+		else if (ret)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[FTV_A_PRIVATE_KEY],
+					    "private key is not usable");
+	}
+	fdev->generation++;
 out:
 	mutex_unlock(&fdev->device_update_lock);
 	rtnl_unlock();
@@ -480,6 +593,27 @@ static int check_allowedips(struct nlattr *list, struct netlink_ext_ack *extack)
 	return 0;
 }
 
+/* K:M comes with the mode that uses it, and only with it. */
+static int check_fec(struct nlattr **tb, struct netlink_ext_ack *extack)
+{
+	struct nlattr *mode = tb[FTV_PEER_A_FEC_MODE];
+	bool fixed = mode && nla_get_u8(mode) == FTV_FEC_FIXED;
+	struct nlattr *k = tb[FTV_PEER_A_FEC_DATA];
+	struct nlattr *m = tb[FTV_PEER_A_FEC_REPAIR];
+
+	if (fixed && (!k || !m)) {
+		NL_SET_ERR_MSG_ATTR(extack, mode,
+				    "fixed FEC needs data (K) and repair (M) counts");
+		return -EINVAL;
+	}
+	if (!fixed && (k || m)) {
+		NL_SET_ERR_MSG_ATTR(extack, k ?: m,
+				    "FEC K:M given without fixed FEC mode");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Rules that span several peer attributes; the policy checked the rest. */
 static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 {
@@ -514,7 +648,7 @@ static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 	}
 	if (tb[FTV_PEER_A_ALLOWEDIPS])
 		return check_allowedips(tb[FTV_PEER_A_ALLOWEDIPS], extack);
-	return 0;
+	return check_fec(tb, extack);
 }
 
 static void endpoint_from_attrs(struct ftv_endpoint *ep, struct nlattr **tb)
@@ -562,21 +696,11 @@ static int apply_allowedips(struct ftv_peer *peer, struct nlattr *list,
 	return 0;
 }
 
-static int apply_peer(struct ftv_peer *peer, struct nlattr **tb)
+static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
+			   u32 flags)
 {
-	u32 flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
 	struct ftv_endpoint ep;
 
-	if (tb[FTV_PEER_A_PRESHARED_KEY] ||
-	    (flags & FTV_PEER_F_REMOVE_PRESHARED_KEY)) {
-		spin_lock_bh(&peer->lock);
-		if (tb[FTV_PEER_A_PRESHARED_KEY])
-			nla_memcpy(peer->preshared_key,
-				   tb[FTV_PEER_A_PRESHARED_KEY], FTV_KEY_LEN);
-		else
-			memzero_explicit(peer->preshared_key, FTV_KEY_LEN);
-		spin_unlock_bh(&peer->lock);
-	}
 	if (tb[FTV_PEER_A_ENDPOINT_PORT]) {
 		endpoint_from_attrs(&ep, tb);
 		ftv_peer_set_endpoint(peer, &ep);
@@ -584,15 +708,49 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb)
 		memset(&ep, 0, sizeof(ep));
 		ftv_peer_set_endpoint(peer, &ep);
 	}
-	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]) {
-		WRITE_ONCE(peer->persistent_keepalive,
-			   nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]));
-		ftv_timers_keepalive_changed(peer);
-		if (peer->persistent_keepalive)
-			ftv_timers_want_connection(peer);
+}
+
+static void apply_keepalive(struct ftv_peer *peer, struct nlattr *attr)
+{
+	if (!attr)
+		return;
+	WRITE_ONCE(peer->persistent_keepalive, nla_get_u16(attr));
+	ftv_timers_keepalive_changed(peer);
+	if (peer->persistent_keepalive)
+		ftv_timers_want_connection(peer);
+}
+
+static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
+		      struct netlink_ext_ack *extack)
+{
+	u32 flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
+	int ret;
+
+	if (tb[FTV_PEER_A_PRESHARED_KEY] ||
+	    (flags & FTV_PEER_F_REMOVE_PRESHARED_KEY)) {
+		ret = ftv_peer_set_psk(peer, tb[FTV_PEER_A_PRESHARED_KEY] ?
+					     nla_data(tb[FTV_PEER_A_PRESHARED_KEY]) :
+					     NULL);
+		if (ret) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PRESHARED_KEY],
+					    "no memory for the SYN token of the preshared key");
+			return ret;
+		}
 	}
-	return apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
-				flags & FTV_PEER_F_REPLACE_ALLOWEDIPS);
+	apply_endpoint(peer, tb, flags);
+	apply_keepalive(peer, tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]);
+	if (tb[FTV_PEER_A_FEC_MODE])
+		ftv_fec_configure(peer, nla_get_u8(tb[FTV_PEER_A_FEC_MODE]),
+				  tb[FTV_PEER_A_FEC_DATA] ?
+				  nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) : 0,
+				  tb[FTV_PEER_A_FEC_REPAIR] ?
+				  nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
+	ret = apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
+			       flags & FTV_PEER_F_REPLACE_ALLOWEDIPS);
+	if (ret)
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_ALLOWEDIPS],
+				    "no memory for the allowed-ips");
+	return ret;
 }
 
 static int parse_peer(struct genl_info *info, struct nlattr **tb)
@@ -627,71 +785,75 @@ static bool is_own_key(struct ftv_device *fdev, const u8 *public_key)
 	return own;
 }
 
-static int do_peer(struct genl_info *info, u8 cmd)
+static int create_peer(struct ftv_device *fdev, struct nlattr **tb,
+		       struct netlink_ext_ack *extack, struct ftv_peer **out)
 {
-	struct nlattr *tb[FTV_PEER_A_MAX + 1];
-	struct netlink_ext_ack *extack = info->extack;
-	struct ftv_device *fdev;
+	const u8 *key = nla_data(tb[FTV_PEER_A_PUBLIC_KEY]);
 	struct ftv_peer *peer;
-	const u8 *key;
-	int ret;
 
-	ret = parse_peer(info, tb);
-	if (ret)
-		return ret;
-	if (cmd != FTV_CMD_DEL_PEER) {
-		ret = check_peer(tb, extack);
-		if (ret)
-			return ret;
+	if (is_own_key(fdev, key)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PUBLIC_KEY],
+				    "peer public key is the device's own");
+		return -EINVAL;
 	}
-	fdev = lookup_device(genl_info_net(info), info->attrs, extack);
-	if (IS_ERR(fdev))
-		return PTR_ERR(fdev);
-	key = nla_data(tb[FTV_PEER_A_PUBLIC_KEY]);
-	mutex_lock(&fdev->device_update_lock);
-	peer = ftv_peer_lookup(fdev, key);
-	if (cmd == FTV_CMD_NEW_PEER) {
-		if (peer) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PUBLIC_KEY],
-					    "peer already exists");
-			ret = -EEXIST;
-			goto out;
-		}
-		if (is_own_key(fdev, key)) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PUBLIC_KEY],
-					    "peer public key is the device's own");
-			ret = -EINVAL;
-			goto out;
-		}
-		peer = ftv_peer_create(fdev, key);
-		if (IS_ERR(peer)) {
-			ret = PTR_ERR(peer);
-			peer = NULL;
-			if (ret == -ENOSPC)
-				NL_SET_ERR_MSG_MOD(extack, "too many peers");
-			else
-				NL_SET_ERR_MSG_MOD(extack, "cannot create peer");
-			goto out;
-		}
-		kref_get(&peer->refcount);
+	peer = ftv_peer_create(fdev, key);
+	if (IS_ERR(peer)) {
+		if (PTR_ERR(peer) == -ENOSPC)
+			NL_SET_ERR_MSG_MOD(extack, "too many peers");
+		else
+			NL_SET_ERR_MSG_MOD(extack, "no memory for the peer");
+		return PTR_ERR(peer);
+	}
+	*out = ftv_peer_get(peer);
+	return 0;
+}
+
+/* NEW_PEER, SET_PEER or DEL_PEER, under the device's update lock. */
+static int change_peer(struct ftv_device *fdev, u8 cmd, struct nlattr **tb,
+		       struct netlink_ext_ack *extack)
+{
+	struct ftv_peer *peer;
+	int ret = 0;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	peer = ftv_peer_lookup(fdev, nla_data(tb[FTV_PEER_A_PUBLIC_KEY]));
+	if (cmd == FTV_CMD_NEW_PEER && peer) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PUBLIC_KEY],
+				    "peer already exists");
+		ret = -EEXIST;
+	} else if (cmd == FTV_CMD_NEW_PEER) {
+		ret = create_peer(fdev, tb, extack, &peer);
 	} else if (!peer) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PUBLIC_KEY],
 				    "no such peer");
 		ret = -ENOENT;
-		goto out;
 	}
-	if (cmd == FTV_CMD_DEL_PEER) {
+	if (!ret && cmd == FTV_CMD_DEL_PEER)
 		ftv_peer_remove(peer);
-	} else {
-		ret = apply_peer(peer, tb);
-		if (ret)
-			NL_SET_ERR_MSG_MOD(extack, "cannot apply peer settings");
-	}
-	/* A pre-shared key is part of the peer's SYN token key. */
-	ftv_token_update_keys(fdev);
-out:
-	mutex_unlock(&fdev->device_update_lock);
+	else if (!ret)
+		ret = apply_peer(peer, tb, extack);
+	fdev->generation++;
 	ftv_peer_put(peer);
+	return ret;
+}
+
+static int do_peer(struct genl_info *info, u8 cmd)
+{
+	struct nlattr *tb[FTV_PEER_A_MAX + 1];
+	struct ftv_device *fdev;
+	int ret;
+
+	ret = parse_peer(info, tb);
+	if (!ret && cmd != FTV_CMD_DEL_PEER)
+		ret = check_peer(tb, info->extack);
+	if (ret)
+		return ret;
+	fdev = lookup_device(genl_info_net(info), info->attrs, info->extack);
+	if (IS_ERR(fdev))
+		return PTR_ERR(fdev);
+	mutex_lock(&fdev->device_update_lock);
+	ret = change_peer(fdev, cmd, tb, info->extack);
+	mutex_unlock(&fdev->device_update_lock);
 	dev_put(fdev->dev);
 	return ret;
 }
@@ -756,8 +918,9 @@ err:
 	nlmsg_free(skb);
 }
 
+/* Events name peers and endpoints: only for who may configure them. */
 static const struct genl_multicast_group ftv_mcgrps[] = {
-	{ .name = FTV_MCGRP_PEERS },
+	{ .name = FTV_MCGRP_PEERS, .flags = GENL_MCAST_CAP_NET_ADMIN },
 };
 
 static const struct genl_ops ftv_genl_ops[] = {

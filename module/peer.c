@@ -9,6 +9,7 @@
 #include "peer.h"
 #include "conn.h"
 #include "device.h"
+#include "fec.h"
 #include "netlink.h"
 #include "send.h"
 #include "timers.h"
@@ -44,6 +45,8 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	memcpy(peer->public_key, public_key, FTV_KEY_SIZE);
 	spin_lock_init(&peer->lock);
 	INIT_LIST_HEAD(&peer->allowedips_list);
+	INIT_LIST_HEAD(&peer->conns);
+	ftv_fec_configure(peer, FTV_FEC_AUTO, 0, 0);
 	skb_queue_head_init(&peer->staged);
 	kref_init(&peer->refcount);
 	ftv_timers_init(peer);
@@ -122,22 +125,13 @@ void ftv_peer_put(struct ftv_peer *peer)
 		kref_put(&peer->refcount, peer_release);
 }
 
-/* Take the peer's connections away from it and free them. */
-static void drop_conns(struct ftv_peer *peer)
+/* Unlink the peer's connections and kill every one of them. */
+static void drop_conns_locked(struct ftv_peer *peer)
 {
-	struct ftv_conn *conn, *pending;
-
-	spin_lock_bh(&peer->lock);
-	conn = rcu_dereference_protected(peer->conn,
-					 lockdep_is_held(&peer->lock));
+	lockdep_assert_held(&peer->lock);
 	RCU_INIT_POINTER(peer->conn, NULL);
-	pending = peer->pending;
 	peer->pending = NULL;
-	spin_unlock_bh(&peer->lock);
-	if (conn)
-		ftv_conn_unhash(conn);
-	if (pending)
-		ftv_conn_unhash(pending);
+	ftv_conn_kill_peer(peer);
 }
 
 /**
@@ -146,7 +140,33 @@ static void drop_conns(struct ftv_peer *peer)
  */
 void ftv_peer_reset_session(struct ftv_peer *peer)
 {
-	drop_conns(peer);
+	spin_lock_bh(&peer->lock);
+	drop_conns_locked(peer);
+	spin_unlock_bh(&peer->lock);
+}
+
+/* Make the peer unreachable: from the tables, and for its connections. */
+static void peer_make_dead(struct ftv_peer *peer)
+{
+	struct ftv_device *fdev = peer->device;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	ftv_allowedips_remove_by_peer(&fdev->allowedips, peer);
+	ftv_token_remove_peer(peer);
+	list_del_init(&peer->peer_list);
+	hash_del_rcu(&peer->pubkey_hash);
+	--fdev->num_peers;
+	spin_lock_bh(&peer->lock);
+	WRITE_ONCE(peer->is_dead, true);
+	drop_conns_locked(peer);
+	spin_unlock_bh(&peer->lock);
+}
+
+/* After a grace period: nothing can arm the peer's timers or work again. */
+static void peer_remove_after_dead(struct ftv_peer *peer)
+{
+	ftv_timers_stop(peer);
+	ftv_peer_put(peer);
 }
 
 /**
@@ -155,34 +175,60 @@ void ftv_peer_reset_session(struct ftv_peer *peer)
  */
 void ftv_peer_remove(struct ftv_peer *peer)
 {
-	struct ftv_device *fdev = peer->device;
-
-	lockdep_assert_held(&fdev->device_update_lock);
-	WRITE_ONCE(peer->is_dead, true);
-	ftv_allowedips_remove_by_peer(&fdev->allowedips, peer);
-	list_del_init(&peer->peer_list);
-	hash_del_rcu(&peer->pubkey_hash);
-	--fdev->num_peers;
-	drop_conns(peer);
+	lockdep_assert_held(&peer->device->device_update_lock);
+	peer_make_dead(peer);
 	/* Every reader that saw the peer alive has finished after this, so
 	 * nothing arms its timers or work again once they are stopped.
 	 */
 	synchronize_net();
-	ftv_timers_stop(peer);
-	ftv_peer_put(peer);
+	peer_remove_after_dead(peer);
 }
 
 /**
  * ftv_peer_remove_all - remove every peer of @fdev
  * @fdev: the device
+ *
+ * One grace period for all of them, not one each: removing 10^5 peers
+ * takes a moment, not half an hour.
  */
 void ftv_peer_remove_all(struct ftv_device *fdev)
 {
 	struct ftv_peer *peer, *tmp;
+	LIST_HEAD(dead);
 
 	lockdep_assert_held(&fdev->device_update_lock);
-	list_for_each_entry_safe(peer, tmp, &fdev->peer_list, peer_list)
-		ftv_peer_remove(peer);
+	list_for_each_entry_safe(peer, tmp, &fdev->peer_list, peer_list) {
+		peer_make_dead(peer);
+		list_add_tail(&peer->peer_list, &dead);
+	}
+	if (list_empty(&dead))
+		return;
+	synchronize_net();
+	list_for_each_entry_safe(peer, tmp, &dead, peer_list) {
+		list_del_init(&peer->peer_list);
+		peer_remove_after_dead(peer);
+		cond_resched();
+	}
+}
+
+/**
+ * ftv_peer_set_psk - change the peer's pre-shared key
+ * @peer: the peer
+ * @psk: the key, or NULL to remove it
+ *
+ * The key is part of the peer's SYN token key (token.c).
+ *
+ * Return: 0, or -ENOMEM if the token table could not take the new key.
+ */
+int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk)
+{
+	spin_lock_bh(&peer->lock);
+	if (psk)
+		memcpy(peer->preshared_key, psk, FTV_KEY_SIZE);
+	else
+		memzero_explicit(peer->preshared_key, FTV_KEY_SIZE);
+	spin_unlock_bh(&peer->lock);
+	return ftv_token_update_peer(peer);
 }
 
 /**
@@ -312,7 +358,7 @@ void ftv_peer_lost(struct ftv_peer *peer)
  * @prefer_pending: if this side is opening a connection to the peer at the
  *	same time, keep that one and refuse @conn
  *
- * The replaced connection lingers. Return: true if @conn was installed.
+ * The replaced connection retires. Return: true if @conn was installed.
  */
 bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending)
@@ -321,31 +367,21 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	struct ftv_conn *old, *abandoned = NULL;
 
 	spin_lock_bh(&peer->lock);
-	if (peer->is_dead)
-		goto refuse;
-	if (conn->is_initiator) {
-		if (peer->pending != conn)
-			goto refuse;
-		peer->pending = NULL;
-	} else if (peer->pending) {
-		/* Both sides dialled at once: the lower public key's
-		 * connection wins on both ends.
-		 */
-		if (prefer_pending)
-			goto refuse;
-		abandoned = peer->pending;
-		peer->pending = NULL;
+	if (peer->is_dead ||
+	    (conn->is_initiator && peer->pending != conn) ||
+	    (!conn->is_initiator && peer->pending && prefer_pending) ||
+	    !ftv_conn_install(conn)) {
+		spin_unlock_bh(&peer->lock);
+		return false;
 	}
+	/* Both sides dialled at once: the lower public key's connection
+	 * wins on both ends.
+	 */
+	if (!conn->is_initiator)
+		abandoned = peer->pending;
+	peer->pending = NULL;
 	old = rcu_dereference_protected(peer->conn,
 					lockdep_is_held(&peer->lock));
-	WRITE_ONCE(conn->established, jiffies);
-	/* A responder sends nothing before its response: data overtaking
-	 * it would reach an initiator that cannot open it yet.
-	 */
-	WRITE_ONCE(conn->state, conn->is_initiator ? FTV_CONN_ESTABLISHED :
-						     FTV_CONN_RESPONDING);
-	if (hlist_unhashed(&conn->hash))
-		ftv_conn_hash(conn);
 	rcu_assign_pointer(peer->conn, conn);
 	WRITE_ONCE(peer->path_dead, false);
 	if (conn->is_initiator)
@@ -354,16 +390,12 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	if (!peer->endpoint_configured &&
 	    learn_endpoint_locked(peer, &conn->tuple))
 		moved = FTV_EVENT_ENDPOINT_CHANGED;
-	spin_unlock_bh(&peer->lock);
 	if (old)
 		ftv_conn_retire(old);
 	if (abandoned)
 		ftv_conn_retire(abandoned);
+	spin_unlock_bh(&peer->lock);
 	ftv_netlink_notify(peer, moved);
 	ftv_netlink_notify(peer, event);
 	return true;
-
-refuse:
-	spin_unlock_bh(&peer->lock);
-	return false;
 }

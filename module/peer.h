@@ -4,6 +4,7 @@
 #define _FTV_PEER_H
 
 #include "messages.h"
+#include "token.h"
 
 #include <linux/atomic.h>
 #include <linux/in6.h>
@@ -33,6 +34,7 @@ enum ftv_drop_reason {
 	FTV_DROP_NO_SESSION,
 	FTV_DROP_NOT_ALLOWED,
 	FTV_DROP_RATELIMITED,
+	FTV_DROP_ICMP_IGNORED,
 	FTV_DROP_MAX
 };
 
@@ -71,14 +73,22 @@ struct ftv_endpoint {
  * @pubkey_hash: entry in ftv_device.peer_hashtable
  * @allowedips_list: this peer's nodes in the allowed-ips trie
  * @public_key: the peer's static public key
- * @lock: protects @preshared_key, @endpoint, @latest_timestamp, @pending and
- *	replacing @conn; taken in softirq, so always with BHs off
+ * @lock: protects @preshared_key, @endpoint, @latest_timestamp, @is_dead,
+ *	@pending and @conn (which connections the peer points at: they are
+ *	linked, replaced and unlinked only under it, and killed only under
+ *	it too); taken in softirq, so always with BHs off; the device's
+ *	conn_lock nests inside it
  * @preshared_key: mixed into every handshake; zero when unset
  * @endpoint: configured or last authenticated address of the peer
  * @endpoint_configured: the endpoint was configured, so this side dials
  * @latest_timestamp: newest handshake timestamp accepted from the peer
- * @conn: the established connection, or NULL
- * @pending: connection this side is opening, or NULL
+ * @conn: the established connection, or NULL; a published connection
+ *	that conn.c frees only after it is unlinked from here
+ * @pending: connection this side is opening, or NULL; likewise
+ * @conns: every published connection of the peer, whatever its state,
+ *	under the device's conn_lock; removing the peer kills them all
+ * @token: the token key of @preshared_key, when one is set
+ * @fec_setting: enum ftv_fec_mode | K << 8 | M << 16 (fec.c)
  * @staged: packets waiting for a session
  * @connect_work: opens a connection from process context
  * @connect_timer: gives up on @pending after a timeout
@@ -97,8 +107,10 @@ struct ftv_endpoint {
  * @last_handshake: wall-clock seconds of the last completed handshake
  * @drops: drops attributed to this peer
  * @internal_id: number for debug messages
- * @is_dead: set once removal starts; nothing new is scheduled after it
- * @refcount: held by lookups that leave RCU to sleep
+ * @is_dead: set once removal starts; nothing new is scheduled or
+ *	installed after it
+ * @refcount: held by the device while the peer is configured, by each of
+ *	its connections, and by lookups that leave RCU to sleep
  * @rcu: frees the peer after readers are done
  */
 struct ftv_peer {
@@ -114,6 +126,9 @@ struct ftv_peer {
 	u8 latest_timestamp[FTV_TIMESTAMP_SIZE];
 	struct ftv_conn __rcu *conn;
 	struct ftv_conn *pending;
+	struct list_head conns;
+	struct ftv_token_psk token;
+	u32 fec_setting;
 	struct sk_buff_head staged;
 	struct work_struct connect_work;
 	struct timer_list connect_timer;
@@ -144,6 +159,7 @@ struct ftv_peer *ftv_peer_lookup(struct ftv_device *fdev,
 				 const u8 public_key[FTV_KEY_SIZE]);
 struct ftv_peer *ftv_peer_get_maybe_zero(struct ftv_peer *peer);
 void ftv_peer_put(struct ftv_peer *peer);
+int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk);
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);
@@ -153,5 +169,12 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 			   bool prefer_pending);
 void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn);
 void ftv_peer_lost(struct ftv_peer *peer);
+
+/* Another reference, for a holder of one (or of the device's lock). */
+static inline struct ftv_peer *ftv_peer_get(struct ftv_peer *peer)
+{
+	kref_get(&peer->refcount);
+	return peer;
+}
 
 #endif /* _FTV_PEER_H */

@@ -2,11 +2,16 @@
 /*
  * Receiving: a netfilter hook at PRE_ROUTING, ahead of defragmentation and
  * conntrack, takes every TCP segment that belongs to an ftv connection or
- * arrives at a device's listen port, so the host stack never sees (or
- * answers) them. What the message is follows from the connection's state,
- * not from any byte in the payload: the initiator's first payload is the
- * initiation, the responder's first is the response, everything after is
- * sealed data.
+ * arrives at a device's listen port with a valid SYN token, so the host
+ * stack never sees (or answers) them. What the message is follows from the
+ * connection's state, not from any byte in the payload: the initiator's
+ * first payload is the initiation, the responder's first is the response,
+ * everything after is sealed data.
+ *
+ * Nothing a segment says is believed before it authenticates: only
+ * authenticated data moves the acknowledgment numbers, timestamps and
+ * endpoint that later segments are judged by (the SYN-ACK, which must
+ * acknowledge our SYN token, is the one exception).
  */
 
 #include "receive.h"
@@ -26,6 +31,7 @@
 #include <linux/siphash.h>
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
+#include <linux/netfilter.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -129,6 +135,32 @@ static int trim_to_ip_len(struct sk_buff *skb)
 	return pskb_trim_rcsum(skb, len);
 }
 
+/*
+ * The TCP checksum, unless the device (or GRO, or the sender on this
+ * host) already vouched for it. A segment that fails it was damaged on the
+ * way, and is treated as a real stack would: as if it never arrived.
+ */
+static bool checksum_ok(struct sk_buff *skb, unsigned int thoff,
+			const struct nf_hook_state *state)
+{
+	if (skb_csum_unnecessary(skb))
+		return true;
+	return !nf_checksum(skb, state->hook, thoff, IPPROTO_TCP, state->pf);
+}
+
+/* Everything a segment needs before it is looked at: sane lengths,
+ * options, checksum.
+ */
+static int check_segment(struct sk_buff *skb, struct ftv_segment *seg,
+			 unsigned int thoff, const struct nf_hook_state *state)
+{
+	if (trim_to_ip_len(skb) || parse_tcp(skb, seg, thoff))
+		return -EINVAL;
+	if (state && !checksum_ok(skb, thoff, state))
+		return -EBADMSG;
+	return 0;
+}
+
 static u32 cookie(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 		  u32 salt)
 {
@@ -229,11 +261,13 @@ static void drop(struct ftv_drops *drops, enum ftv_drop_reason reason,
 	kfree_skb(skb);
 }
 
-/* Record what we saw of the peer's side of the TCP connection. */
+/* Record what an authenticated segment says of both sides' streams. */
 static void track_peer(struct ftv_conn *conn, const struct ftv_segment *seg)
 {
 	ftv_tcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
 			 jiffies);
+	if (seg->flags & TCPHDR_ACK)
+		ftv_conn_acked(conn, seg->ack);
 	if (seg->opts.has_ts)
 		atomic_set(&conn->ts_recent, seg->opts.tsval);
 }
@@ -337,6 +371,10 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 	unsigned int sealed_len;
 	u64 counter;
 
+	if (unlikely(!ftv_conn_keyed(conn))) {
+		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
+		return;
+	}
 	if (unlikely(seg->payload_len < FTV_DATA_OVERHEAD)) {
 		drop(&peer->drops, FTV_DROP_MALFORMED, dev, skb);
 		return;
@@ -352,7 +390,7 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 	msg = (struct ftv_msg_data *)(skb->data + seg->payload_off);
 	sealed_len = seg->payload_len - sizeof(*msg);
 	counter = le64_to_cpu(msg->counter) ^
-		  ftv_send_counter_mask(&conn->recv_hp, msg->sealed);
+		  ftv_crypto_counter_mask(&conn->recv_hp, msg->sealed);
 	if (unlikely(ftv_conn_expired(conn, counter))) {
 		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
 		return;
@@ -387,21 +425,9 @@ static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
 static void receive_synack(struct ftv_conn *conn, struct sk_buff *skb,
 			   const struct ftv_segment *seg)
 {
-	struct ftv_peer *peer = conn->peer;
-	bool ours;
+	bool ours = (seg->flags & TCPHDR_SYN) &&
+		    ftv_conn_synack(conn, seg->ack, seg->seq, &seg->opts);
 
-	spin_lock_bh(&peer->lock);
-	ours = READ_ONCE(conn->state) == FTV_CONN_SYN_SENT &&
-	       seg->ack == (u32)atomic_read(&conn->snd_nxt) &&
-	       (seg->flags & TCPHDR_SYN);
-	if (ours) {
-		conn->resp_seq = seg->seq + 1;
-		ftv_tcp_rcv_reset(&conn->rcv, seg->seq + 1);
-		if (seg->opts.has_ts)
-			atomic_set(&conn->ts_recent, seg->opts.tsval);
-		WRITE_ONCE(conn->state, FTV_CONN_HANDSHAKE_SENT);
-	}
-	spin_unlock_bh(&peer->lock);
 	consume_skb(skb);
 	if (!ours)
 		return;
@@ -440,6 +466,35 @@ static void hold_early(struct ftv_conn *conn, struct sk_buff *skb)
 		receive_early(conn);
 }
 
+/* The handshake state of the initiation @conn is waiting to hear about. */
+static bool pending_handshake(struct ftv_conn *conn, struct ftv_handshake *hs)
+{
+	struct ftv_peer *peer = conn->peer;
+	bool ok;
+
+	spin_lock_bh(&peer->lock);
+	ok = peer->pending == conn &&
+	     READ_ONCE(conn->state) == FTV_CONN_HANDSHAKE_SENT;
+	if (ok)
+		*hs = conn->handshake;
+	spin_unlock_bh(&peer->lock);
+	return ok;
+}
+
+/* The response authenticated: the session starts. */
+static void response_done(struct ftv_conn *conn)
+{
+	struct ftv_peer *peer = conn->peer;
+
+	memzero_explicit(&conn->handshake, sizeof(conn->handshake));
+	ftv_timers_connected(peer);
+	/* The responder counts the session only once data arrives on it. */
+	if (skb_queue_empty_lockless(&peer->staged))
+		ftv_send_keepalive(conn);
+	ftv_peer_flush_staged(peer);
+	receive_early(conn);
+}
+
 /* Initiator: the response arrived; finish the key exchange. */
 static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 			     const struct ftv_segment *seg)
@@ -465,14 +520,8 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
 	}
-	spin_lock_bh(&peer->lock);
-	ok = peer->pending == conn &&
-	     READ_ONCE(conn->state) == FTV_CONN_HANDSHAKE_SENT;
-	if (ok)
-		hs = conn->handshake;
-	spin_unlock_bh(&peer->lock);
 	identity = rcu_dereference(fdev->identity);
-	if (!ok || !identity) {
+	if (!pending_handshake(conn, &hs) || !identity) {
 		drop(&peer->drops, FTV_DROP_NO_SESSION, fdev->dev, skb);
 		goto out;
 	}
@@ -483,15 +532,8 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
 	consume_skb(skb);
-	if (!ok || !ftv_peer_install_conn(peer, conn, false))
-		goto out;
-	memzero_explicit(&conn->handshake, sizeof(conn->handshake));
-	ftv_timers_connected(peer);
-	/* The responder counts the session only once data arrives on it. */
-	if (skb_queue_empty_lockless(&peer->staged))
-		ftv_send_keepalive(conn);
-	ftv_peer_flush_staged(peer);
-	receive_early(conn);
+	if (ok && ftv_peer_install_conn(peer, conn, false))
+		response_done(conn);
 out:
 	memzero_explicit(&keys, sizeof(keys));
 	memzero_explicit(&hs, sizeof(hs));
@@ -502,7 +544,7 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 {
 	int state = READ_ONCE(conn->state);
 
-	if (state == FTV_CONN_LINGER ||
+	if (state == FTV_CONN_LINGER || state == FTV_CONN_DEAD ||
 	    (seg->flags & (TCPHDR_RST | TCPHDR_FIN))) {
 		/* Nobody but a peer's key can end a session: a RST or FIN
 		 * is ignored, whoever sent it.
@@ -514,14 +556,10 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 		receive_synack(conn, skb, seg);
 		return;
 	}
-	if (state == FTV_CONN_RETIRED && !conn->keyed) {
-		/* An attempt that never completed. */
-		consume_skb(skb);
-		return;
-	}
 	if (!seg->payload_len || (seg->flags & TCPHDR_SYN)) {
-		if (seg->opts.has_ts)
-			atomic_set(&conn->ts_recent, seg->opts.tsval);
+		/* A pure ACK or a stray SYN proves nothing: it changes
+		 * nothing either.
+		 */
 		consume_skb(skb);
 		return;
 	}
@@ -531,13 +569,17 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 		receive_data(conn, skb, seg);
 }
 
+/* @state is NULL for the segments of a superpacket that GRO or the sender
+ * on this host already checksummed.
+ */
 static void receive_segment(struct ftv_device *fdev, struct ftv_conn *conn,
 			    struct sk_buff *skb, struct ftv_segment *seg,
-			    unsigned int thoff)
+			    unsigned int thoff,
+			    const struct nf_hook_state *state)
 {
 	struct ftv_drops *drops = conn ? &conn->peer->drops : &fdev->drops;
 
-	if (trim_to_ip_len(skb) || parse_tcp(skb, seg, thoff)) {
+	if (check_segment(skb, seg, thoff, state)) {
 		drop(drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
 	}
@@ -566,27 +608,37 @@ static bool find_owner(struct list_head *devices,
 	return false;
 }
 
+/* A SYN whose token is valid, and new. */
+static bool syn_claimed(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	struct ftv_identity *identity = rcu_dereference(fdev->identity);
+	struct ftv_token_cache *cache;
+	u32 step;
+
+	/* Pairs with the release in ftv_token_cache_enable(). */
+	cache = smp_load_acquire(&fdev->token_cache);
+	return seg->opts.has_ts && identity && cache &&
+	       ftv_token_check(fdev, identity, seg->seq, seg->opts.tsval,
+			       &step) &&
+	       !ftv_token_cache_seen(cache, seg->seq, seg->opts.tsval, step);
+}
+
 /*
  * On the listen port, without a connection, take only a SYN whose token
  * (token.c) is valid and new, and the initiator's segments that carry our
- * SYN-ACK's cookie. Everything else is the host's: a prober finds whatever
- * the host runs on the port, or a closed port, as anywhere else.
+ * SYN-ACK's cookie. Everything else is the host's, checksum failures
+ * included: a prober finds whatever the host runs on the port, or a closed
+ * port, as anywhere else.
  */
 static bool listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
-			  struct ftv_segment *seg, unsigned int thoff)
+			  struct ftv_segment *seg, unsigned int thoff,
+			  const struct nf_hook_state *state)
 {
-	const struct ftv_token_keys *keys;
-
-	if (skb_is_gso(skb) || trim_to_ip_len(skb) ||
-	    parse_tcp(skb, seg, thoff))
+	if (skb_is_gso(skb) || check_segment(skb, seg, thoff, state))
 		return false;
 	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
 	case TCPHDR_SYN:
-		keys = rcu_dereference(fdev->token_keys);
-		return seg->opts.has_ts && keys &&
-		       ftv_token_check(keys, seg->seq, seg->opts.tsval) &&
-		       !ftv_token_cache_seen(fdev->token_cache, seg->seq,
-					     seg->opts.tsval);
+		return syn_claimed(fdev, seg);
 	case TCPHDR_ACK:
 		return cookie_valid(fdev, seg);
 	default:
@@ -597,106 +649,185 @@ static bool listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
 /*
  * GRO on the underlay may have merged several of our segments into one
  * superpacket; each carries a message of its own, so split them back.
+ * GRO merges only segments of one flow, so all of them are @conn's.
  */
-static void receive_gso(struct list_head *devices, struct sk_buff *skb)
+static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
+			struct sk_buff *skb)
 {
 	struct sk_buff *segs, *next, *one;
-	struct ftv_device *fdev;
-	struct ftv_conn *conn;
 	struct ftv_segment seg;
 	unsigned int thoff;
 
 	segs = skb_gso_segment(skb, 0);
-	consume_skb(skb);
-	if (IS_ERR_OR_NULL(segs))
+	if (IS_ERR_OR_NULL(segs)) {
+		drop(&conn->peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
+	}
+	consume_skb(skb);
 	skb_list_walk_safe(segs, one, next) {
 		skb_mark_not_on_list(one);
-		if (parse_addresses(one, &seg, &thoff) &&
-		    find_owner(devices, &seg.tuple, &fdev, &conn))
-			receive_segment(fdev, conn, one, &seg, thoff);
+		if (parse_addresses(one, &seg, &thoff))
+			receive_segment(fdev, conn, one, &seg, thoff, NULL);
 		else
-			kfree_skb(one);
+			drop(&conn->peer->drops, FTV_DROP_MALFORMED,
+			     fdev->dev, one);
 	}
+}
+
+/**
+ * struct ftv_icmp_quote - what an ICMP error says about one of our segments
+ * @tuple: the segment's tuple, seen from this side
+ * @seq: its sequence number
+ * @mtu: the MTU the error reports
+ */
+struct ftv_icmp_quote {
+	struct ftv_tuple tuple;
+	u32 seq;
+	u32 mtu;
+};
+
+/* Fill @q from the IP header and first 8 TCP bytes quoted at @off. */
+static bool read_quote(struct sk_buff *skb, unsigned int off,
+		       unsigned int ip_len, struct ftv_icmp_quote *q)
+{
+	const __be16 *ports;
+
+	if (!pskb_may_pull(skb, off + ip_len + 8))
+		return false;
+	ports = (const __be16 *)(skb->data + off + ip_len);
+	q->tuple.local_port = ports[0];
+	q->tuple.remote_port = ports[1];
+	q->seq = get_unaligned_be32(ports + 2);
+	return true;
+}
+
+static bool quote4(struct sk_buff *skb, struct ftv_icmp_quote *q)
+{
+	const struct iphdr *iph = ip_hdr(skb), *inner;
+	const struct icmphdr *icmph;
+	unsigned int off = iph->ihl * 4;
+
+	if (iph->protocol != IPPROTO_ICMP ||
+	    !pskb_may_pull(skb, off + sizeof(*icmph) + sizeof(*inner)))
+		return false;
+	icmph = (struct icmphdr *)(skb->data + off);
+	if (icmph->type != ICMP_DEST_UNREACH || icmph->code != ICMP_FRAG_NEEDED)
+		return false;
+	q->mtu = ntohs(icmph->un.frag.mtu);
+	off += sizeof(*icmph);
+	inner = (struct iphdr *)(skb->data + off);
+	if (inner->protocol != IPPROTO_TCP || inner->ihl < 5)
+		return false;
+	q->tuple.family = AF_INET;
+	q->tuple.local.s6_addr32[0] = inner->saddr;
+	q->tuple.remote.s6_addr32[0] = inner->daddr;
+	return read_quote(skb, off, inner->ihl * 4, q);
+}
+
+static bool quote6(struct sk_buff *skb, struct ftv_icmp_quote *q)
+{
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb), *inner;
+	const struct icmp6hdr *icmp6h;
+	unsigned int off = sizeof(*ip6h);
+
+	if (ip6h->nexthdr != IPPROTO_ICMPV6 ||
+	    !pskb_may_pull(skb, off + sizeof(*icmp6h) + sizeof(*inner)))
+		return false;
+	icmp6h = (struct icmp6hdr *)(skb->data + off);
+	if (icmp6h->icmp6_type != ICMPV6_PKT_TOOBIG)
+		return false;
+	q->mtu = ntohl(icmp6h->icmp6_mtu);
+	off += sizeof(*icmp6h);
+	inner = (struct ipv6hdr *)(skb->data + off);
+	if (inner->nexthdr != IPPROTO_TCP)
+		return false;
+	q->tuple.family = AF_INET6;
+	q->tuple.local = inner->saddr;
+	q->tuple.remote = inner->daddr;
+	return read_quote(skb, off, sizeof(*inner), q);
+}
+
+/*
+ * Note a smaller path MTU on the very route our segments take (the
+ * device's fwmark, the tuple's addresses; both families), as TCP does for
+ * its sockets. The route's update function reads the flow from a packet:
+ * we give it a header of our own segment, marked as we mark them.
+ */
+static void lower_path_mtu(struct ftv_device *fdev, struct ftv_conn *conn,
+			   u32 mtu)
+{
+	struct ftv_tuple tuple = conn->tuple;
+	struct dst_entry *dst;
+	struct sk_buff *probe;
+
+	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
+			     &conn->dst_cache);
+	if (IS_ERR(dst))
+		return;
+	probe = alloc_skb(sizeof(struct ipv6hdr), GFP_ATOMIC);
+	if (probe) {
+		skb_reset_network_header(probe);
+		if (tuple.family == AF_INET) {
+			struct iphdr *iph = skb_put_zero(probe, sizeof(*iph));
+
+			iph->version = 4;
+			iph->ihl = 5;
+			iph->protocol = IPPROTO_TCP;
+			iph->saddr = tuple.local.s6_addr32[0];
+			iph->daddr = tuple.remote.s6_addr32[0];
+			probe->protocol = htons(ETH_P_IP);
+		} else {
+			struct ipv6hdr *ip6h = skb_put_zero(probe,
+							    sizeof(*ip6h));
+
+			ip6h->version = 6;
+			ip6h->nexthdr = IPPROTO_TCP;
+			ip6h->saddr = tuple.local;
+			ip6h->daddr = tuple.remote;
+			probe->protocol = htons(ETH_P_IPV6);
+		}
+		probe->dev = dst->dev;
+		probe->mark = READ_ONCE(fdev->fwmark);
+		if (dst->ops->update_pmtu)
+			dst->ops->update_pmtu(dst, NULL, probe, mtu, false);
+		kfree_skb(probe);
+	}
+	dst_release(dst);
+	dst_cache_reset(&conn->dst_cache);
 }
 
 /*
  * An ICMP "fragmentation needed" or "packet too big" about one of our
  * segments: no socket exists for the host to note the smaller path MTU
- * with, so note it here, on the route the connection uses. The sending
- * path then tells inner senders the size that fits. The ICMP message
- * itself continues to the host stack.
+ * with, so note it here. As Linux TCP does, it is believed only if it
+ * quotes a live connection and a byte we sent that is not acknowledged
+ * yet: an off-path forger would have to guess both. The sending path then
+ * tells inner senders the size that fits. The ICMP message itself
+ * continues to the host stack.
  */
-static void learn_path_mtu(struct list_head *devices, struct sk_buff *skb,
-			   struct net *net)
+static void learn_path_mtu(struct list_head *devices, struct sk_buff *skb)
 {
-	unsigned int off, inner_len;
-	struct ftv_tuple tuple = { };
+	struct ftv_icmp_quote q = { };
 	struct ftv_device *fdev;
 	struct ftv_conn *conn;
-	__be16 *ports;
-	u32 mtu;
+	bool ok;
 
-	if (skb->protocol == htons(ETH_P_IP)) {
-		const struct iphdr *iph = ip_hdr(skb), *inner;
-		const struct icmphdr *icmph;
-
-		off = iph->ihl * 4;
-		if (iph->protocol != IPPROTO_ICMP ||
-		    !pskb_may_pull(skb, off + sizeof(*icmph) + sizeof(*inner)))
-			return;
-		icmph = (struct icmphdr *)(skb->data + off);
-		if (icmph->type != ICMP_DEST_UNREACH ||
-		    icmph->code != ICMP_FRAG_NEEDED)
-			return;
-		mtu = ntohs(icmph->un.frag.mtu);
-		off += sizeof(*icmph);
-		inner = (struct iphdr *)(skb->data + off);
-		inner_len = inner->ihl * 4;
-		if (inner->protocol != IPPROTO_TCP ||
-		    !pskb_may_pull(skb, off + inner_len + 4))
-			return;
-		inner = (struct iphdr *)(skb->data + off);
-		tuple.family = AF_INET;
-		tuple.local.s6_addr32[0] = inner->saddr;
-		tuple.remote.s6_addr32[0] = inner->daddr;
-	} else if (skb->protocol == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6h = ipv6_hdr(skb), *inner;
-		const struct icmp6hdr *icmp6h;
-
-		off = sizeof(*ip6h);
-		if (ip6h->nexthdr != IPPROTO_ICMPV6 ||
-		    !pskb_may_pull(skb, off + sizeof(*icmp6h) + sizeof(*inner) + 4))
-			return;
-		icmp6h = (struct icmp6hdr *)(skb->data + off);
-		if (icmp6h->icmp6_type != ICMPV6_PKT_TOOBIG)
-			return;
-		mtu = ntohl(icmp6h->icmp6_mtu);
-		off += sizeof(*icmp6h);
-		inner = (struct ipv6hdr *)(skb->data + off);
-		inner_len = sizeof(*inner);
-		if (inner->nexthdr != IPPROTO_TCP)
-			return;
-		tuple.family = AF_INET6;
-		tuple.local = inner->saddr;
-		tuple.remote = inner->daddr;
-	} else {
+	if (skb->protocol == htons(ETH_P_IP))
+		ok = quote4(skb, &q);
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		ok = quote6(skb, &q);
+	else
+		ok = false;
+	if (!ok || !find_owner(devices, &q.tuple, &fdev, &conn) || !conn)
+		return;
+	ok = READ_ONCE(conn->state) >= FTV_CONN_SYN_SENT &&
+	     READ_ONCE(conn->state) <= FTV_CONN_ESTABLISHED &&
+	     ftv_conn_sent_seq(conn, q.seq);
+	if (!ok) {
+		ftv_drops_inc(&fdev->drops, FTV_DROP_ICMP_IGNORED);
 		return;
 	}
-	ports = (__be16 *)(skb->data + off + inner_len);
-	tuple.local_port = ports[0];
-	tuple.remote_port = ports[1];
-	if (!find_owner(devices, &tuple, &fdev, &conn) || !conn)
-		return;
-	/* The update functions read the quoted header at skb->data. */
-	__skb_pull(skb, off);
-	if (tuple.family == AF_INET)
-		ipv4_update_pmtu(skb, net, mtu, 0, IPPROTO_TCP);
-	else
-		ip6_update_pmtu(skb, net, htonl(mtu), 0,
-				READ_ONCE(fdev->fwmark), sock_net_uid(net, NULL));
-	__skb_push(skb, off);
-	dst_cache_reset(&conn->dst_cache);
+	lower_path_mtu(fdev, conn, q.mtu);
 }
 
 /**
@@ -717,88 +848,122 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 	unsigned int thoff;
 
 	if (!parse_addresses(skb, &seg, &thoff)) {
-		learn_path_mtu(devices, skb, state->net);
+		learn_path_mtu(devices, skb);
 		return NF_ACCEPT;
 	}
 	if (!find_owner(devices, &seg.tuple, &fdev, &conn) ||
-	    (!conn && !listen_claims(fdev, skb, &seg, thoff)))
+	    (!conn && !listen_claims(fdev, skb, &seg, thoff, state)))
 		return NF_ACCEPT;
 	/* skb is ours from here on, whatever happens. */
 	if (unlikely(skb_is_gso(skb)))
-		receive_gso(devices, skb);
+		receive_gso(fdev, conn, skb);
 	else
-		receive_segment(fdev, conn, skb, &seg, thoff);
+		receive_segment(fdev, conn, skb, &seg, thoff, state);
 	return NF_STOLEN;
 }
 
-/* Responder: authenticate an initiation, answer it, install the session. */
-static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
+/* Parse and authenticate an initiation; the peer comes with a reference. */
+static struct ftv_peer *open_initiation(struct ftv_device *fdev,
+					struct sk_buff *skb,
+					struct ftv_segment *seg,
+					struct ftv_handshake *hs,
+					bool *prefer_pending)
 {
-	struct ftv_peer *peer = NULL;
 	struct ftv_identity *identity;
-	struct ftv_session_keys keys;
-	struct ftv_segment seg;
-	struct ftv_handshake hs;
-	struct ftv_conn *conn;
-	u8 resp[sizeof(struct ftv_msg_resp) + FTV_HANDSHAKE_PAD_MAX];
-	unsigned int thoff, resp_len;
-	bool prefer_pending = false;
+	struct ftv_peer *peer = NULL;
+	unsigned int thoff;
 
-	if (skb_linearize(skb) || !parse_addresses(skb, &seg, &thoff) ||
-	    parse_tcp(skb, &seg, thoff) ||
-	    seg.payload_len < sizeof(struct ftv_msg_init)) {
+	if (skb_linearize(skb) || !parse_addresses(skb, seg, &thoff) ||
+	    parse_tcp(skb, seg, thoff) ||
+	    seg->payload_len < sizeof(struct ftv_msg_init)) {
 		ftv_drops_inc(&fdev->drops, FTV_DROP_MALFORMED);
-		goto out;
+		return NULL;
 	}
 	rcu_read_lock_bh();
 	identity = rcu_dereference_bh(fdev->identity);
 	if (identity) {
 		peer = ftv_noise_consume_init(fdev, identity,
 					      (void *)skb->data +
-					      seg.payload_off, &hs);
-		prefer_pending = peer && memcmp(identity->public_key,
-						peer->public_key,
-						FTV_KEY_SIZE) < 0;
+					      seg->payload_off, hs);
+		*prefer_pending = peer && memcmp(identity->public_key,
+						 peer->public_key,
+						 FTV_KEY_SIZE) < 0;
 	}
 	rcu_read_unlock_bh();
-	if (!peer) {
+	if (!peer)
 		ftv_drops_inc(&fdev->drops, identity ? FTV_DROP_BAD_AUTH :
 				FTV_DROP_NO_SESSION);
-		goto out;
-	}
+	return peer;
+}
 
-	conn = ftv_conn_create(fdev, peer, &seg.tuple, GFP_KERNEL);
+/* A keyed responder connection and its response, not yet published. */
+static struct ftv_conn *make_responder(struct ftv_device *fdev,
+				       struct ftv_peer *peer,
+				       const struct ftv_segment *seg,
+				       struct ftv_handshake *hs, u8 *resp,
+				       unsigned int *resp_len)
+{
+	struct ftv_session_keys keys;
+	struct ftv_conn *conn;
+	unsigned int pad;
+
+	conn = ftv_conn_create(fdev, peer, &seg->tuple, GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	atomic_set(&conn->snd_nxt, seg->ack);
+	atomic_set(&conn->snd_una, seg->ack);
+	ftv_tcp_rcv_reset(&conn->rcv, seg->seq + seg->payload_len);
+	atomic_set(&conn->ts_recent, seg->opts.tsval);
+	atomic_set(&conn->ip_id, get_random_u32());
+	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
+	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)resp,
+				  &keys) ||
+	    ftv_conn_set_keys(conn, &keys)) {
+		memzero_explicit(&keys, sizeof(keys));
+		ftv_conn_free(conn);
+		return NULL;
+	}
+	pad = get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
+	get_random_bytes(resp + sizeof(struct ftv_msg_resp), pad);
+	*resp_len = sizeof(struct ftv_msg_resp) + pad;
+	return conn;
+}
+
+/* Responder: authenticate an initiation, answer it, install the session. */
+static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
+{
+	u8 resp[sizeof(struct ftv_msg_resp) + FTV_HANDSHAKE_PAD_MAX];
+	bool prefer_pending = false, installed = false;
+	struct ftv_segment seg;
+	struct ftv_handshake hs;
+	struct ftv_peer *peer;
+	struct ftv_conn *conn;
+	unsigned int resp_len;
+
+	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending);
+	if (!peer)
+		goto out;
+	conn = make_responder(fdev, peer, &seg, &hs, resp, &resp_len);
 	if (!conn)
 		goto out;
-	atomic_set(&conn->snd_nxt, seg.ack);
-	ftv_tcp_rcv_reset(&conn->rcv, seg.seq + seg.payload_len);
-	atomic_set(&conn->ts_recent, seg.opts.tsval);
-	atomic_set(&conn->ip_id, get_random_u32());
-	conn->ts_offset = listen_ts_offset(fdev, &seg.tuple);
-	if (ftv_noise_create_resp(peer, &hs, (struct ftv_msg_resp *)resp,
-				  &keys) ||
-	    ftv_conn_set_keys(conn, &keys))
-		goto err_conn;
-	resp_len = sizeof(struct ftv_msg_resp) +
-		   get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
-	get_random_bytes(resp + sizeof(struct ftv_msg_resp),
-			 resp_len - sizeof(struct ftv_msg_resp));
-	if (!ftv_peer_install_conn(peer, conn, prefer_pending))
-		goto err_conn;
-
-	local_bh_disable();
-	ftv_send_payload(conn, resp, resp_len);
-	/* Unless a newer session already replaced it. */
-	cmpxchg(&conn->state, FTV_CONN_RESPONDING, FTV_CONN_ESTABLISHED);
-	ftv_timers_connected(peer);
-	ftv_peer_flush_staged(peer);
-	local_bh_enable();
-	goto out;
-
-err_conn:
-	ftv_conn_free(conn);
+	/* Once installed, @conn is only used under RCU: a newer session or
+	 * the peer's removal may free it as soon as the peer's lock is
+	 * dropped.
+	 */
+	rcu_read_lock_bh();
+	installed = ftv_peer_install_conn(peer, conn, prefer_pending);
+	if (installed) {
+		ftv_send_payload(conn, resp, resp_len);
+		ftv_conn_responded(conn);
+		ftv_timers_connected(peer);
+		ftv_peer_flush_staged(peer);
+	}
+	rcu_read_unlock_bh();
+	if (!installed)
+		ftv_conn_free(conn);
 out:
 	memzero_explicit(&hs, sizeof(hs));
+	memzero_explicit(resp, sizeof(resp));
 	ftv_peer_put(peer);
 	kfree_skb(skb);
 }

@@ -104,9 +104,18 @@ static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
 	return dst;
 }
 
-static struct dst_entry *route(struct ftv_device *fdev, struct net *net,
-			       struct ftv_tuple *tuple,
-			       struct dst_cache *cache)
+/**
+ * ftv_send_route - the outer route of @tuple, as the segments take it
+ * @fdev: the device
+ * @net: its creating namespace (NULL: -ENETDOWN)
+ * @tuple: the tuple; a local address of any is filled in
+ * @cache: the connection's route cache, or NULL
+ *
+ * Return: the route, with a reference, or an ERR_PTR.
+ */
+struct dst_entry *ftv_send_route(struct ftv_device *fdev, struct net *net,
+				 struct ftv_tuple *tuple,
+				 struct dst_cache *cache)
 {
 	if (!net)
 		return ERR_PTR(-ENETDOWN);
@@ -118,15 +127,17 @@ static struct dst_entry *route(struct ftv_device *fdev, struct net *net,
 /**
  * ftv_send_pick_source - fill in the local address a new tuple will use
  * @fdev: the device
- * @tuple: remote address and ports set, local address any
+ * @net: its creating namespace, held by the caller
+ * @tuple: remote address and port set, local address any
  *
  * Return: 0 or the routing error.
  */
-int ftv_send_pick_source(struct ftv_device *fdev, struct ftv_tuple *tuple)
+int ftv_send_pick_source(struct ftv_device *fdev, struct net *net,
+			 struct ftv_tuple *tuple)
 {
 	struct dst_entry *dst;
 
-	dst = route(fdev, READ_ONCE(fdev->creating_net), tuple, NULL);
+	dst = ftv_send_route(fdev, net, tuple, NULL);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	dst_release(dst);
@@ -266,11 +277,12 @@ static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
 			       struct dst_entry *dst,
 			       const struct ftv_tcp_params *params)
 {
+	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
 
 	if (!dst)
-		dst = route(conn->device, READ_ONCE(conn->device->creating_net),
-			    &tuple, &conn->dst_cache);
+		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
+				     &tuple, &conn->dst_cache);
 	return send_segment(conn->device, &tuple, skb, dst, params,
 			    atomic_inc_return(&conn->ip_id));
 }
@@ -356,20 +368,6 @@ static int make_room(struct sk_buff *skb)
 	return 0;
 }
 
-/**
- * ftv_send_counter_mask - what a counter is XORed with on the wire
- * @key: the direction's counter key
- * @sealed: the first 16 bytes of the sealed payload (ciphertext or tag)
- *
- * Return: the mask. It depends on the ciphertext, which never repeats, so
- * the counter looks as random on the wire as the rest of the payload.
- */
-u64 ftv_send_counter_mask(const siphash_key_t *key, const u8 *sealed)
-{
-	return siphash_2u64(get_unaligned_le64(sealed),
-			    get_unaligned_le64(sealed + 8), key);
-}
-
 /*
  * Whether an inner packet of @len bytes fits the outer path once wrapped;
  * if not, the sender is told the size that fits, as a router would, so
@@ -416,8 +414,8 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 	int ret = -EKEYEXPIRED;
 	u64 counter;
 
-	dst = route(fdev, READ_ONCE(fdev->creating_net), &tuple,
-		    &conn->dst_cache);
+	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
+			     &conn->dst_cache);
 	if (!IS_ERR(dst) && unlikely(len && !fits_path(conn, skb, dst, len))) {
 		dst_release(dst);
 		DEV_STATS_INC(fdev->dev, tx_dropped);
@@ -444,8 +442,8 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
 		goto drop;
 	msg = skb_push(skb, sizeof(*msg));
 	msg->counter = cpu_to_le64(counter ^
-				   ftv_send_counter_mask(&conn->send_hp,
-							 msg->sealed));
+				   ftv_crypto_counter_mask(&conn->send_hp,
+							   msg->sealed));
 	if (len) {
 		atomic64_add(len, &conn->peer->tx_bytes);
 		dev_sw_netstats_tx_add(fdev->dev, 1, len);
@@ -546,8 +544,8 @@ void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 
 	if (likely(skb))
 		send_segment(fdev, &local, skb,
-			     route(fdev, READ_ONCE(fdev->creating_net), &local,
-				   NULL),
+			     ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
+					    &local, NULL),
 			     params, 0);
 }
 

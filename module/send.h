@@ -11,13 +11,15 @@ struct ftv_device;
 struct ftv_peer;
 struct ftv_tuple;
 struct ftv_tcp_params;
+struct dst_cache;
+struct dst_entry;
+struct net;
 
 /* Headroom for the outer headers, the data header and a link layer. */
 #define FTV_SEND_HEADROOM (LL_MAX_HEADER + FTV_OUTER_MAX_HLEN + \
 			   sizeof(struct ftv_msg_data))
 
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
-u64 ftv_send_counter_mask(const siphash_key_t *key, const u8 *sealed);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_ack(struct ftv_conn *conn);
@@ -25,6 +27,10 @@ void ftv_send_payload(struct ftv_conn *conn, const void *data,
 		      unsigned int len);
 void ftv_send_synack(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 		     const struct ftv_tcp_params *params);
-int ftv_send_pick_source(struct ftv_device *fdev, struct ftv_tuple *tuple);
+int ftv_send_pick_source(struct ftv_device *fdev, struct net *net,
+			 struct ftv_tuple *tuple);
+struct dst_entry *ftv_send_route(struct ftv_device *fdev, struct net *net,
+				 struct ftv_tuple *tuple,
+				 struct dst_cache *cache);
 
 #endif /* _FTV_SEND_H */

@@ -15,12 +15,17 @@
 
 /*
  * How long sent data may go unanswered before the path counts as dead.
- * Tests that hold a peer's segments back on purpose raise it.
+ * Tests that hold a peer's segments back on purpose raise it, in debug
+ * builds.
  */
+#ifdef DEBUG
 static unsigned int dead_after_ms = FTV_DEAD_AFTER_MS;
 module_param(dead_after_ms, uint, 0644);
 MODULE_PARM_DESC(dead_after_ms,
 		 "Data unanswered for this long means the path is gone");
+#else
+static const unsigned int dead_after_ms = FTV_DEAD_AFTER_MS;
+#endif
 
 static bool peer_alive(struct ftv_peer *peer)
 {

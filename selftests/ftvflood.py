@@ -81,7 +81,8 @@ def one_batch(tx, rx, src, dst, port, key, n):
     pending = {}
     for sport in random.sample(range(20000, 60000), n):
         tsval = random.getrandbits(32)
-        isn = ftvtoken.token_isn(key, tsval, ftvtoken.step_of(time.time()))
+        isn = ftvtoken.token_isn(key, bytes(32), tsval,
+                                 ftvtoken.step_of(time.time()))
         pending[sport] = (isn, tsval)
         tx.sendto(segment(src, dst, sport, port, isn, 0, 0x02,
                           syn_options(tsval)), (dst, 0))
@@ -113,7 +114,7 @@ def one_batch(tx, rx, src, dst, port, key, n):
 def main():
     src, dst, port, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
         int(sys.argv[4])
-    key = ftvtoken.token_key(ftvtoken.read_key(sys.argv[5]))
+    key = ftvtoken.read_key(sys.argv[5])
     tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     rx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
     rx.setblocking(False)

@@ -13,7 +13,7 @@ for the selftests.
       position was 1 or was 0, over the count, as a fraction (0.5 for a
       perfectly balanced field; a fixed bit gives 0)
 
-As a module, token_key(), token_isn() and step_of() serve ftvflood.py.
+As a module, token_isn() and step_of() serve ftvflood.py.
 """
 
 import base64
@@ -79,15 +79,31 @@ def step_of(unix_time):
     return int(unix_time) // STEP_S
 
 
-def token_isn(key, tsval, step):
+def token_hash(key, tsval, step):
     return siphash24(key[0], key[1],
                      struct.pack("<II", tsval & 0xffffffff,
-                                 step & 0xffffffff)) & 0xffffffff
+                                 step & 0xffffffff))
 
 
-def valid(key, isn, tsval, unix_time):
+def token_tag(key):
+    """What a SYN with a pre-shared key names its key by."""
+    return siphash24(key[0], key[1], struct.pack("<I", 0x21676174)) & 0xffff
+
+
+def token_isn(public_key, psk, tsval, step):
+    """The ISN of a SYN to the responder with public_key, for a peer with
+    pre-shared key psk (32 zero bytes for none), at clock step step."""
+    v = token_hash(token_key(public_key), tsval, step)
+    if psk == bytes(32):
+        return v & 0xffffffff
+    kp = token_key(public_key, psk)
+    masked = token_tag(kp) ^ ((v >> 32) & 0xffff)
+    return masked << 16 | (token_hash(kp, tsval, step) & 0xffff)
+
+
+def valid(public_key, psk, isn, tsval, unix_time):
     now = step_of(unix_time)
-    return any(token_isn(key, tsval, s) == isn
+    return any(token_isn(public_key, psk, tsval, s) == isn
                for s in range(now - WINDOW_STEPS, now + WINDOW_STEPS + 1))
 
 
@@ -104,10 +120,11 @@ def main(argv):
         if len(argv) > 3:
             with open(argv[3]) as f:
                 psk = read_key(f.read().strip())
-        key = token_key(read_key(argv[2]), psk)
+        public_key = read_key(argv[2])
         for line in sys.stdin:
             isn, tsval, when = line.split()
-            print("ok" if valid(key, int(isn), int(tsval), float(when))
+            print("ok" if valid(public_key, psk, int(isn), int(tsval),
+                                float(when))
                   else "bad")
         return 0
     if len(argv) == 2 and argv[1] == "randomness":

@@ -20,6 +20,9 @@
 
 FTV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FTV_KO=${FTV_KO:-$FTV_ROOT/module/ftv.ko}
+# The debug build (make FTV_DEBUG=1): self-tests at load, and module
+# parameters for session lifetimes that tests may shorten or stretch.
+FTV_DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 FTVCTL=${FTVCTL:-$FTV_ROOT/tools/ftvctl/ftvctl}
 FTVNL=${FTVNL:-$FTV_ROOT/selftests/ftvnl.py}
 # Debian's python3 has the packages the tests use (scapy, cryptography);
@@ -288,6 +291,19 @@ ftv_load_module()
 		modprobe "$dep" || return 1
 	done
 	insmod "$ko" dyndbg=+p
+}
+
+# ftv_use_debug_module : run this test on the debug build, whose
+# parameters (/sys/module/ftv/parameters) it may change; the module under
+# test is loaded again at cleanup. The normal build has no writable
+# parameters at all.
+ftv_use_debug_module()
+{
+	[ -f "$FTV_DEBUG_KO" ] ||
+		ktap_bail "no debug build of the module at $FTV_DEBUG_KO"
+	FTV_KO=$FTV_DEBUG_KO ftv_load_module >/dev/null 2>&1 ||
+		ktap_bail "cannot load the debug module $FTV_DEBUG_KO"
+	defer ftv_load_module
 }
 
 ftv_unload_module()

@@ -24,16 +24,13 @@ trap cleanup EXIT
 
 ktap_plan 16
 ftv_require
+ftv_use_debug_module
 
 # Sessions are renewed after rekey_after_seconds (120 s by default), which
 # a slow VM can reach during the test; renewal is not what is tested here.
 params=/sys/module/ftv/parameters
-if [ -w "$params/rekey_after_seconds" ] && [ -w "$params/reject_after_seconds" ]; then
-	defer "echo $(cat "$params/rekey_after_seconds") >$params/rekey_after_seconds"
-	defer "echo $(cat "$params/reject_after_seconds") >$params/reject_after_seconds"
-	echo 3600 >"$params/reject_after_seconds"
-	echo 3000 >"$params/rekey_after_seconds"
-fi
+echo 3600 >"$params/reject_after_seconds"
+echo 3000 >"$params/rekey_after_seconds"
 kmark=$(kmsg_mark)
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"

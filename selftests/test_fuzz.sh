@@ -36,6 +36,7 @@ PARAMS=/sys/module/ftv/parameters
 
 ktap_plan 8
 ftv_require
+ftv_use_debug_module
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 [ -x "$FUZZ" ] || ktap_bail "$FUZZ is not built (make -C selftests)"
 

@@ -48,6 +48,7 @@ for tool in nc nft conntrack; do
 done
 if [ "$IDLE" -gt 0 ]; then ktap_plan 11; else ktap_plan 6; fi
 ftv_require
+ftv_use_debug_module
 
 if [ "$UNDERLAY" = 6 ]; then
 	r_pub=$R_PUB6

@@ -25,6 +25,7 @@ MAX_SHARE=0.20
 
 ktap_plan 6
 ftv_require
+ftv_use_debug_module
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 "$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
 

@@ -24,6 +24,7 @@ TCP_PORT=5001
 
 ktap_plan 8
 ftv_require
+ftv_use_debug_module
 command -v nc >/dev/null || ktap_skip_all "nc (netcat-openbsd) is not installed"
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 

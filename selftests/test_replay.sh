@@ -24,6 +24,7 @@ N=10
 
 ktap_plan 8
 ftv_require
+ftv_use_debug_module
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 command -v nft >/dev/null || ktap_skip_all "nft is not installed"
 "$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"

@@ -2,53 +2,97 @@
 /*
  * Included at the end of token.c in debug builds. The known answers come
  * from selftests/ftvtoken.py, written from docs/protocol.md:
- *   key = token_key(bytes(range(32)), bytes(range(32, 64)))
- *   token_isn(key, 0x12345678, 0x0abcdef0)
- *   token_isn(token_key(bytes(range(32))), 0xfffffffe, 175000000)
+ *   pub = bytes(range(32)); psk = bytes(range(32, 64))
+ *   token_key(pub, psk)
+ *   token_isn(pub, psk, 0x12345678, 0x0abcdef0)
+ *   token_isn(pub, bytes(32), 0xfffffffe, 175000000)
  */
 
 static bool __init token_known_answers(void)
 {
 	u8 pub[FTV_KEY_SIZE], psk[FTV_KEY_SIZE];
-	siphash_key_t key;
+	siphash_key_t k0, kp;
 	unsigned int i;
 
 	for (i = 0; i < FTV_KEY_SIZE; i++) {
 		pub[i] = i;
 		psk[i] = FTV_KEY_SIZE + i;
 	}
-	ftv_token_key(&key, pub, psk);
-	if (key.key[0] != 0xe7e99cf937c1d63bULL ||
-	    key.key[1] != 0x3e664ff2c95b616fULL ||
-	    token_isn(&key, 0x12345678, 0x0abcdef0) != 0xd6a3b15e)
-		return false;
+	ftv_token_key(&kp, pub, psk);
 	memset(psk, 0, sizeof(psk));
-	ftv_token_key(&key, pub, psk);
-	return token_isn(&key, 0xfffffffe, 175000000) == 0x71d947fb;
+	ftv_token_key(&k0, pub, psk);
+	return kp.key[0] == 0xe7e99cf937c1d63bULL &&
+	       kp.key[1] == 0x3e664ff2c95b616fULL &&
+	       token_tag(&kp) == 0x24b4 &&
+	       psk_isn(token_hash(&k0, 0x12345678, 0x0abcdef0), &kp,
+		       0x12345678, 0x0abcdef0) == 0xe5b2b15e &&
+	       (u32)token_hash(&k0, 0xfffffffe, 175000000) == 0x71d947fb;
 }
 
-/* A token made now passes, once; a neighbour of it, a stale one and one
- * under another key do not.
- */
-static bool __init token_round_trip(struct ftv_token_keys *keys,
+/* A device with two peers, one of them with @psk, checking under @pub. */
+static bool __init token_round_trip(struct ftv_device *fdev,
+				    struct ftv_identity *id,
+				    struct ftv_token_psk *entry,
 				    struct ftv_token_cache *cache)
 {
-	u32 isn, tsval;
+	static const u8 no_psk[FTV_KEY_SIZE];
+	u8 pub[FTV_KEY_SIZE], psk[FTV_KEY_SIZE];
+	u32 isn, tsval, step;
+	bool ok;
 
-	ftv_token_make(&keys->key[1], &isn, &tsval);
-	if (!ftv_token_check(keys, isn, tsval) ||
-	    ftv_token_check(keys, isn ^ 1, tsval) ||
-	    ftv_token_check(keys, isn, tsval + 1) ||
-	    ftv_token_cache_seen(cache, isn, tsval) ||
-	    !ftv_token_cache_seen(cache, isn, tsval))
+	get_random_bytes(pub, sizeof(pub));
+	get_random_bytes(psk, sizeof(psk));
+	ftv_token_key(&id->token_key, pub, no_psk);
+	ftv_token_key(&entry->key, pub, psk);
+	entry->tag = token_tag(&entry->key);
+	if (rhltable_insert(&fdev->psk_tokens, &entry->node, psk_params))
 		return false;
-	isn = token_isn(&keys->key[1], tsval,
-			now_step() - FTV_TOKEN_WINDOW_STEPS - 1);
-	if (ftv_token_check(keys, isn, tsval))
-		return false;
-	keys->n = 1;
-	ftv_token_make(&keys->key[1], &isn, &tsval);
-	return !ftv_token_check(keys, isn, tsval);
+	fdev->num_peers = 2;
+	fdev->num_psk_peers = 1;
+
+	ftv_token_make(pub, psk, &isn, &tsval);
+	ok = ftv_token_check(fdev, id, isn, tsval, &step) &&
+	     step == now_step() &&
+	     !ftv_token_check(fdev, id, isn ^ 1, tsval, &step) &&
+	     !ftv_token_check(fdev, id, isn, tsval + 1, &step) &&
+	     !ftv_token_cache_seen(cache, isn, tsval, step) &&
+	     ftv_token_cache_seen(cache, isn, tsval, step);
+	/* A token without the PSK, made with the right public key, passes
+	 * only while some peer has no PSK.
+	 */
+	ftv_token_make(pub, no_psk, &isn, &tsval);
+	ok = ok && ftv_token_check(fdev, id, isn, tsval, &step);
+	fdev->num_peers = 1;
+	ok = ok && !ftv_token_check(fdev, id, isn, tsval, &step);
+	/* Too old a step fails. */
+	isn = token_hash(&id->token_key, tsval,
+			 now_step() - FTV_TOKEN_WINDOW_STEPS - 1);
+	fdev->num_peers = 2;
+	ok = ok && !ftv_token_check(fdev, id, isn, tsval, &step);
+	rhltable_remove(&fdev->psk_tokens, &entry->node, psk_params);
+	memzero_explicit(psk, sizeof(psk));
+	return ok;
+}
+
+/* Thousands of live tokens in the cache: every new one is taken, every
+ * one of them seen again is a replay.
+ */
+static bool __init token_cache_capacity(struct ftv_token_cache *cache)
+{
+	enum { N = 20000 };
+	u32 step = now_step(), i;
+
+	for (i = 0; i < N; i++)
+		if (ftv_token_cache_seen(cache, i, ~i, step))
+			return false;
+	for (i = 0; i < N; i++)
+		if (!ftv_token_cache_seen(cache, i, ~i, step))
+			return false;
+	/* A token whose step left the window is forgotten. */
+	return !ftv_token_cache_seen(cache, N, 0,
+				     step - FTV_TOKEN_WINDOW_STEPS - 1) &&
+	       !ftv_token_cache_seen(cache, N, 0,
+				     step - FTV_TOKEN_WINDOW_STEPS - 1);
 }
 
 /**
@@ -58,24 +102,30 @@ static bool __init token_round_trip(struct ftv_token_keys *keys,
  */
 bool __init ftv_token_selftest(void)
 {
-	static const u8 no_psk[FTV_KEY_SIZE];
 	struct ftv_token_cache *cache;
-	struct ftv_token_keys *keys;
-	u8 pub[FTV_KEY_SIZE];
-	bool ok;
+	struct ftv_token_psk *entry;
+	struct ftv_identity *id;
+	struct ftv_device *fdev;
+	bool ok = false;
 
-	keys = kzalloc(struct_size(keys, key, 2), GFP_KERNEL);
-	cache = ftv_token_cache_create();
-	ok = keys && cache;
-	if (ok) {
-		get_random_bytes(pub, sizeof(pub));
-		ftv_token_key(&keys->key[0], pub, no_psk);
-		get_random_bytes(&keys->key[1], sizeof(keys->key[1]));
-		keys->n = 2;
-		ok = token_known_answers() && token_round_trip(keys, cache);
+	fdev = kzalloc(sizeof(*fdev), GFP_KERNEL);
+	id = kzalloc(sizeof(*id), GFP_KERNEL);
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	cache = kvzalloc(sizeof(*cache), GFP_KERNEL);
+	if (fdev && id && entry && cache && !ftv_token_init(fdev)) {
+		spin_lock_init(&cache->lock);
+		get_random_bytes(&cache->key, sizeof(cache->key));
+		rcu_read_lock();
+		ok = token_known_answers() &&
+		     token_round_trip(fdev, id, entry, cache);
+		rcu_read_unlock();
+		ok = ok && token_cache_capacity(cache);
+		rhltable_destroy(&fdev->psk_tokens);
 	}
-	kfree(keys);
-	ftv_token_cache_free(cache);
+	kvfree(cache);
+	kfree(entry);
+	kfree_sensitive(id);
+	kfree(fdev);
 	if (ok)
 		pr_info("token self-tests: pass\n");
 	else
