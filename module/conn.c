@@ -413,6 +413,24 @@ void ftv_conn_gc(struct ftv_device *fdev)
 }
 
 /**
+ * ftv_conn_reset_routes - forget the outer routes every connection cached
+ * @fdev: the device, whose fwmark changed: the segments must take the
+ *	route of the new mark from the next one on
+ */
+void ftv_conn_reset_routes(struct ftv_device *fdev)
+{
+	struct ftv_peer *peer;
+	struct ftv_conn *conn;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	spin_lock_bh(&fdev->conn_lock);
+	list_for_each_entry(peer, &fdev->peer_list, peer_list)
+		list_for_each_entry(conn, &peer->conns, peer_entry)
+			dst_cache_reset(&conn->dst_cache);
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
  * ftv_conn_close_device - publish no connection of @fdev from now on
  * @fdev: a device whose outer namespace is going away, or that is
  *	going away itself
@@ -576,15 +594,14 @@ static int bind_port(struct socket *sock, const struct ftv_tuple *tuple,
 }
 
 /*
- * Take a local port for @conn as the host would for a connect(): a random
+ * Take a local port for @tuple as the host would for a connect(): a random
  * even port of the namespace's ephemeral range, held by a kernel socket
  * bound to it for as long as the connection lives. The host then never
  * hands the port to a socket of its own, and a port a socket of its own
  * already has is never ours.
  */
-static int reserve_port(struct ftv_conn *conn, struct net *net)
+static struct socket *reserve_port(struct ftv_tuple *tuple, struct net *net)
 {
-	struct ftv_tuple *tuple = &conn->tuple;
 	int low, high, tries, ret;
 	struct socket *sock;
 	u32 range, port;
@@ -592,7 +609,7 @@ static int reserve_port(struct ftv_conn *conn, struct net *net)
 	ret = sock_create_kern(net, tuple->family, SOCK_STREAM, IPPROTO_TCP,
 			       &sock);
 	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	inet_get_local_port_range(net, &low, &high);
 	range = max(high - low + 1, 2) & ~1;
 	ret = -EADDRINUSE;
@@ -605,11 +622,10 @@ static int reserve_port(struct ftv_conn *conn, struct net *net)
 	}
 	if (ret) {
 		sock_release(sock);
-		return ret;
+		return ERR_PTR(ret);
 	}
 	tuple->local_port = htons(port);
-	conn->port = sock;
-	return 0;
+	return sock;
 }
 
 /*
@@ -677,6 +693,7 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	struct ftv_identity identity;
 	struct ftv_conn *conn = NULL;
 	struct ftv_tuple tuple;
+	struct socket *port;
 	struct net *net;
 
 	if (!ftv_device_copy_identity(fdev, &identity))
@@ -687,11 +704,17 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	tuple_from_endpoint(&tuple, ep);
 	if (ftv_send_pick_source(fdev, net, &tuple))
 		goto out;
-	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
-	if (!conn)
+	port = reserve_port(&tuple, net);
+	if (IS_ERR(port))
 		goto out;
+	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
+	if (!conn) {
+		sock_release(port);
+		goto out;
+	}
+	conn->port = port;
 	conn->is_initiator = true;
-	if (reserve_port(conn, net) || prepare_handshake(conn, &identity)) {
+	if (prepare_handshake(conn, &identity)) {
 		ftv_conn_free(conn);
 		conn = NULL;
 	}

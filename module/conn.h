@@ -164,6 +164,7 @@ void ftv_conn_kill_peer(struct ftv_peer *peer);
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 				 const struct ftv_tuple *tuple);
 void ftv_conn_gc(struct ftv_device *fdev);
+void ftv_conn_reset_routes(struct ftv_device *fdev);
 void ftv_conn_close_device(struct ftv_device *fdev);
 void ftv_conn_wait_all(struct ftv_device *fdev);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);

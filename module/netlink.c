@@ -509,8 +509,11 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 	if (attrs[FTV_A_FLAGS] &&
 	    (nla_get_u32(attrs[FTV_A_FLAGS]) & FTV_DEVICE_F_REPLACE_PEERS))
 		ftv_peer_remove_all(fdev);
-	if (attrs[FTV_A_FWMARK])
+	if (attrs[FTV_A_FWMARK] &&
+	    fdev->fwmark != nla_get_u32(attrs[FTV_A_FWMARK])) {
 		WRITE_ONCE(fdev->fwmark, nla_get_u32(attrs[FTV_A_FWMARK]));
+		ftv_conn_reset_routes(fdev);
+	}
 	if (attrs[FTV_A_SHAPE])
 		WRITE_ONCE(fdev->shape, nla_get_u8(attrs[FTV_A_SHAPE]));
 	if (attrs[FTV_A_PRIVATE_KEY]) {

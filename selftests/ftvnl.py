@@ -157,7 +157,9 @@ DEFAULT_TYPES = {
     "rx_bytes": "u64", "tx_bytes": "u64", "state": "u8",
     "family": "u16", "ipaddr": "ip", "cidr_mask": "u8",
     "bad_auth": "u64", "replay": "u64", "malformed": "u64",
-    "no_session": "u64", "not_allowed": "u64",
+    "no_session": "u64", "not_allowed": "u64", "ratelimited": "u64",
+    "icmp_ignored": "u64", "shape": "u8", "fec_mode": "u8",
+    "fec_data": "u8", "fec_repair": "u8",
 }
 
 

@@ -4,8 +4,9 @@
 
   ftvpkt.py replay PCAP IFACE SRC DST [N] [reverse]
       re-send the first N (default 1) TCP segments with payload from SRC to
-      DST found in PCAP, unchanged, out of IFACE (last one first if
-      "reverse")
+      DST found in PCAP, unchanged but for the TCP checksum, which is made
+      right (a capture at the sender may hold what checksum offload was to
+      fill in), out of IFACE (last one first if "reverse")
   ftvpkt.py bitflip PCAP IFACE SRC DST [N]
       the same, with one payload bit flipped (TCP checksum fixed up)
   ftvpkt.py stats PCAP SRC,DST[,SRC,DST...] [POSITIONS] [first]
@@ -55,12 +56,14 @@ def resend(path, iface, src, dst, count, flip, reverse=False):
             data[random.randrange(len(data))] ^= 1 << random.randrange(8)
             pkt[TCP].remove_payload()
             pkt[TCP].add_payload(bytes(data))
-            del pkt[TCP].chksum
             if IP in pkt:
                 del pkt[IP].len
                 del pkt[IP].chksum
             else:
                 del pkt[IPv6].plen
+        # A capture at the sender holds checksums its device was yet to
+        # fill in; on the wire they were right, and so are replays.
+        del pkt[TCP].chksum
         sendp(pkt if Ether in pkt else Ether() / pkt, iface=iface,
               verbose=False)
         sent += 1

@@ -18,8 +18,13 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 18
+ktap_plan 19
 ftv_require_module
+
+# Module parameters are test hooks of the debug build only: a normal
+# build exposes no knob that changes how sessions behave.
+writable=$(find /sys/module/ftv/parameters -type f -perm /222 2>/dev/null)
+ktap_eq "the module has no writable parameters" "" "$writable"
 
 mark=$(kmsg_mark)
 

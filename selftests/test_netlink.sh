@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 31
+ktap_plan 43
 ftv_require
 
 # nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
@@ -146,6 +146,40 @@ nl_expect "endpoint with both IPv4 and IPv6: EINVAL" EINVAL "endpoint" \
 nl_expect "endpoint address without a port: EINVAL" EINVAL "port" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" endpoint_ipv4=10.0.0.1 '}'
 
+# ---- FEC (issue 15): K:M limits and the rules between the attributes
+nl_expect "fec K 65: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
+	fec_data=65 fec_repair=1 '}'
+nl_expect "fec K 0: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
+	fec_data=0 fec_repair=1 '}'
+nl_expect "fec M 17: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
+	fec_data=4 fec_repair=17 '}'
+nl_expect "fec mode 3: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=3 '}'
+nl_expect "fixed fec without M: EINVAL" EINVAL "repair" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
+	fec_data=4 '}'
+nl_expect "fec K:M with auto: EINVAL" EINVAL "fixed" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=1 \
+	fec_data=4 fec_repair=1 '}'
+nl_expect "fec 8:2 is accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
+	fec_data=8 fec_repair=2 '}'
+
+# ---- a peer too big for one dump message (review of 891c642: the dump
+# restarted such a peer forever); ftvctl sends the list in parts
+aips=$("$PYTHON" -c 'print(",".join("10.%d.%d.%d/32" % (i >> 16, (i >> 8) & 255, i & 255) for i in range(1, 5001)))')
+ktap_check "ftvctl adds a peer with 5000 allowed-ips" \
+	nsx "$N" "$FTVCTL" peer set ftv0 "$PEER" allowed-ips "$aips"
+n=$(nsx "$N" timeout 60 "$FTVCTL" show ftv0 --json |
+	"$PYTHON" -c 'import json, sys; j = json.load(sys.stdin); print(sum(len(p["allowed_ips"]) for p in j["ftv0"]["peers"]))')
+ktap_eq "the dump ends and shows all 5000 of them" 5000 "$n"
+nl_expect "the peer's list is replaced by an empty one" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flags=1 \
+	'allowedips{' '}' '}'
+
 # ---- malformed messages
 nl_expect "unknown top-level attribute type: EINVAL" EINVAL "" \
 	set_device ifname=ftv0 200:u32=1
@@ -162,6 +196,18 @@ nl_expect_as 65534 "set without CAP_NET_ADMIN: EPERM" EPERM - \
 	set_device ifname=ftv0 listen_port=6000
 nl_expect_as 65534 "get without CAP_NET_ADMIN: EPERM" EPERM - \
 	--dump get_device ifname=ftv0
+# Events name peers and endpoints: subscribing needs CAP_NET_ADMIN too.
+out=$(nsx "$N" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	timeout 10 "$FTVCTL" monitor 2>&1)
+rc=$?
+if [ "$rc" = 1 ] && grep -qi "not permitted" <<<"$out"; then
+	ktap_ok "ftvctl monitor without CAP_NET_ADMIN is refused (EPERM)"
+else
+	ktap_fail "ftvctl monitor without CAP_NET_ADMIN is refused (EPERM)"
+	ktap_diag "exit $rc: $out"
+fi
+nsx "$N" timeout 2 "$FTVCTL" monitor >/dev/null 2>&1
+ktap_eq "ftvctl monitor as root subscribes (still running after 2 s)" 124 "$?"
 
 # ---- ftvctl passes the kernel's message on
 out=$(nsx "$N" "$FTVCTL" set lo listen-port 7000 2>&1 >/dev/null)
