@@ -9,7 +9,7 @@
 set -eu
 
 STAMP=${FTV_DEPS_STAMP:-/var/lib/ftv-deps.stamp}
-VERSION=13
+VERSION=14
 
 [ "$(cat "$STAMP" 2>/dev/null)" = "$VERSION" ] && exit 0
 
@@ -47,7 +47,8 @@ $APT install build-essential pkg-config libnl-3-dev libnl-genl-3-dev \
 	coreutils util-linux busybox-static qemu-system-x86 xz-utils \
 	linux-source-6.1 sparse mandoc shellcheck python3-scapy \
 	python3-cryptography wireguard-tools openvpn ethtool python3-matplotlib \
-	clang libclang-rt-14-dev tshark dkms curl flex bison bc libelf-dev
+	clang libclang-rt-14-dev tshark dkms curl flex bison bc libelf-dev \
+	bash-completion
 
 # The 6.1 kernel (bookworm) and the 6.12 kernel (bookworm-backports), side
 # by side. They are installed by their versioned names, taken from what the
