@@ -21,7 +21,9 @@
  *   live	a well-formed segment on the live connection's 4-tuple, random
  *		sequence numbers (in and out of window) and a random payload of
  *		at least one message's overhead
- *   replay	a genuine segment from PCAP, unchanged
+ *   replay	a genuine segment from PCAP, unchanged but for its TCP
+ *		checksum, made right (a capture at the sender holds what
+ *		checksum offload was yet to fill in; on the wire it was right)
  *   flip	a genuine segment with one payload bit flipped
  *
  * Prints one line per class, "CLASS SENT", then what ftv should count for
@@ -301,10 +303,9 @@ static unsigned int make_genuine(uint8_t *pkt, int flip)
 	unsigned int off = iph->ihl * 4 + th->doff * 4;
 
 	memcpy(pkt, g->pkt, g->len);
-	if (flip) {
+	if (flip)
 		pkt[off + rnd() % (g->len - off)] ^= 1 << (rnd() % 8);
-		tcp_checksum(pkt, g->len, 1);
-	}
+	tcp_checksum(pkt, g->len, 1);
 	return g->len;
 }
 
