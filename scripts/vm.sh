@@ -33,6 +33,8 @@
 # (auto, 0 or 1; default auto: use KVM if a probe boot with it works),
 # FTV_VM_CPUS (2), FTV_VM_MEMORY
 # (2G), FTV_VM_TIMEOUT (seconds for the whole boot, default 2700),
+# FTV_VM_APPEND (more kernel command line, after vm.sh's own), FTV_VM_LOCK
+# (the lock file that keeps VMs on this machine one at a time),
 # FTV_VM_QEMU_OPTS (more qemu options, appended last, so "-cpu qemu64"
 # overrides vng's own -cpu), FTV_NO_VM=1 (run CMD on this host instead,
 # loading the module into the running kernel).
@@ -109,9 +111,18 @@ fi
 vng_args=(-r "$image" --cpus "${FTV_VM_CPUS:-2}"
 	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out"
 	--qemu-opts="-chardev file,id=ftvklog,path=$out/kernel.log -device virtconsole,chardev=ftvklog"
-	--append "console=hvc0 loglevel=7")
+	--append "console=hvc0 loglevel=7${FTV_VM_APPEND:+ $FTV_VM_APPEND}")
 if [ -n "${FTV_VM_QEMU_OPTS:-}" ]; then
 	vng_args+=(--qemu-opts="$FTV_VM_QEMU_OPTS")
+fi
+
+# One VM at a time per machine: two emulated guests on two cores starve
+# each other, which times tests out and skews every figure a bench takes.
+# A second vm.sh waits here (FTV_VM_LOCK, default /tmp/ftv-vm.lock).
+exec 9>"${FTV_VM_LOCK:-/tmp/ftv-vm.lock}"
+if ! flock -n 9; then
+	echo "vm.sh: another VM is running here; waiting for it to end"
+	flock 9
 fi
 
 # KVM is used only when a short probe boot with it succeeds: /dev/kvm can
