@@ -422,6 +422,30 @@ dmesg_since()
 	dmesg | awk -v m="$1" 'found { print } index($0, m) { found = 1 }'
 }
 
+# freed_memory_checked : whether this kernel catches writes into freed
+# memory: KASAN (the debug kernel), or SLUB poisoning of the kmalloc
+# caches (slub_debug, which make check gives the stock kernels)
+freed_memory_checked()
+{
+	grep -qw kasan_report /proc/kallsyms 2>/dev/null ||
+		[ "$(cat /sys/kernel/slab/kmalloc-1k/poison 2>/dev/null)" = 1 ]
+}
+
+# freed_memory_reports MARK : the kernel's reports, since MARK, of writes
+# into freed memory or past an object. SLUB's poisoned objects are
+# validated first, so that one written to is reported now, not only when
+# it is next handed out.
+freed_memory_reports()
+{
+	local f
+
+	for f in /sys/kernel/slab/kmalloc-*/validate; do
+		echo 1 >"$f" 2>/dev/null
+	done
+	dmesg_since "$1" | grep -E 'KASAN|Poison overwritten|Redzone overwritten|Padding overwritten|Object already free|Freepointer corrupt|BUG [^ ]+ \(' |
+		head -n 5
+}
+
 # ---------------------------------------------------------------- topologies
 
 FTV_PORT=${FTV_PORT:-51820}

@@ -13,7 +13,8 @@
 # failed, and so does a script that failed without reporting a failure.
 # After the scripts, the kernel log is checked for warnings, oopses and
 # the reports of the debug kernel's checkers (KASAN, lockdep, RCU,
-# might_sleep, debugobjects, stalls); that check counts as one more case.
+# might_sleep, debugobjects, stalls) and of SLUB's debugging (slub_debug:
+# poisoned freed objects written to); that check counts as one more case.
 # On a kernel with kmemleak, a last case has it scan for leaks. The last
 # line is always "N passed, N failed"; the exit status is 1 if anything
 # failed.
@@ -159,7 +160,7 @@ done
 i=$((i + 1))
 echo "# selftests: ftv: kernel log"
 bad=$(dmesg 2>/dev/null | awk -v m="$mark" 'found { print } index($0, m) { found = 1 }' |
-	grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|lock held when returning|suspicious RCU usage|sleeping function called|stack-protector|list_(add|del) corruption|ODEBUG:|INFO: task .* blocked|rcu_.*detected stall|soft lockup|hard LOCKUP|Workqueue: .* hogged|kmemleak: .*(leak|error)|turning off the locking correctness validator' |
+	grep -E 'BUG:|BUG [^ ]+ \(|Poison overwritten|Redzone overwritten|Padding overwritten|Object already free|Freepointer corrupt|WARNING:|Oops|general protection|Call Trace|refcount_t:|UBSAN|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|lock held when returning|suspicious RCU usage|sleeping function called|stack-protector|list_(add|del) corruption|ODEBUG:|INFO: task .* blocked|rcu_.*detected stall|soft lockup|hard LOCKUP|Workqueue: .* hogged|kmemleak: .*(leak|error)|turning off the locking correctness validator' |
 	head -n 40)
 # A lockdep that switched itself off (a report during boot, or its tables
 # full) would pass everything from then on without looking.

@@ -17,6 +17,9 @@
 #  3. Junk on each of A's old tuples then reaches B's host stack, which
 #     answers it with a RST, as for any port without a socket; nothing
 #     of ftv's takes it.
+#     Nothing writes into freed memory meanwhile: under the debug
+#     kernel KASAN would say so, and make check boots the stock kernels
+#     with slub_debug, whose poisoned objects are validated here.
 #  4. The same happens when the whole device goes: a peer of a deleted
 #     device leaves nothing behind (kernel log checked by run.sh).
 #  5. A re-added peer with the same key connects again.
@@ -35,7 +38,7 @@ trap cleanup EXIT
 SEND="$FTV_ROOT/selftests/sendseg.py"
 PARAMS=/sys/module/ftv/parameters
 
-ktap_plan 7
+ktap_plan 8
 ftv_require
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 ftv_use_debug_module
@@ -110,6 +113,18 @@ if [ "$got" -ge "$n" ]; then
 else
 	ktap_fail "junk on each of A's $n old tuples reaches B's host stack"
 	ktap_diag "B answered $got of them with a RST"
+fi
+
+if ! freed_memory_checked; then
+	ktap_skip "nothing wrote into freed memory" "neither KASAN nor slub_debug in this kernel"
+else
+	reports=$(freed_memory_reports "$kmark")
+	if [ -z "$reports" ]; then
+		ktap_ok "nothing wrote into freed memory (the kernel's checker found nothing)"
+	else
+		ktap_fail "nothing wrote into freed memory"
+		while IFS= read -r line; do ktap_diag "$line"; done <<<"$reports"
+	fi
 fi
 
 # The whole device: A's connections to B and their peer go with ftv0.
