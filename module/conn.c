@@ -34,7 +34,11 @@
  * afterwards. The device counts its connections and waits for the count
  * to reach zero before it goes (ftv_conn_wait_all()). A published
  * connection is only ever used under RCU (or with bottom halves off): it
- * is freed a grace period after it was unhashed.
+ * is freed a grace period after it was unhashed, and once no job holds it
+ * any more: packets being sealed or opened on other CPUs (queue.c) count
+ * in conn->jobs, and the connection's keys and memory wait for that count
+ * to reach zero (wait_jobs()). Nobody queues a job for a connection once
+ * it lingers, so after the grace period the count only goes down.
  */
 
 #include "conn.h"
@@ -104,11 +108,20 @@ static bool state_live(int state)
 	return state >= FTV_CONN_SYN_SENT && state <= FTV_CONN_ESTABLISHED;
 }
 
+/* Until no job holds @conn (queue.c): they end without sleeping. */
+static void wait_jobs(struct ftv_conn *conn)
+{
+	wait_var_event(&conn->jobs, !atomic_read(&conn->jobs));
+}
+
 /* Everything a connection owns, and the connection. May sleep. */
 static void conn_release(struct ftv_conn *conn)
 {
 	struct ftv_device *fdev = conn->device;
 
+	wait_jobs(conn);
+	ftv_serial_purge(&conn->tx_queue);
+	ftv_serial_purge(&conn->rx_queue);
 	skb_queue_purge(&conn->early);
 	dst_cache_destroy(&conn->dst_cache);
 	ftv_crypto_free(conn->send_tfm);
@@ -130,6 +143,10 @@ static void conn_keys_work(struct work_struct *work)
 	struct ftv_conn *conn = container_of(to_rcu_work(work),
 					     struct ftv_conn, keys_work);
 
+	/* No job is queued for a lingering connection after the grace
+	 * period; those queued before it are done in a moment.
+	 */
+	wait_jobs(conn);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	conn->send_tfm = NULL;
@@ -179,6 +196,9 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);
+	ftv_serial_init(&conn->tx_queue);
+	ftv_serial_init(&conn->rx_queue);
+	conn->rx_cell = ftv_device_rx_cell(fdev);
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);

@@ -5,6 +5,7 @@
 
 #include "faketcp.h"
 #include "noise.h"
+#include "queue.h"
 #include "replay.h"
 
 #include <linux/in6.h>
@@ -12,6 +13,7 @@
 #include <net/dst_cache.h>
 #include <linux/skbuff.h>
 #include <linux/siphash.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 struct ftv_device;
@@ -99,6 +101,11 @@ enum ftv_conn_state {
  * @resp_seq: initiator: sequence number the response starts at
  * @early: initiator: payloads that arrived before the response and may be
  *	data that overtook it; opened once the session is installed
+ * @tx_queue: jobs being sealed, in the order they are to leave
+ * @rx_queue: jobs being opened, in the order they are to be delivered
+ * @rx_cell: the device's NAPI cell this connection delivers through
+ * @jobs: queued jobs, and CPUs handing them on (queue.c); the
+ *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
  * @established: jiffies when the session's keys were installed
  * @retired_until: jiffies after which a retired connection's keys go
@@ -140,6 +147,10 @@ struct ftv_conn {
 	unsigned int init_len;
 	u32 resp_seq;
 	struct sk_buff_head early;
+	struct ftv_serial tx_queue;
+	struct ftv_serial rx_queue;
+	struct ftv_rx_cell *rx_cell;
+	atomic_t jobs;
 	unsigned long created;
 	unsigned long established;
 	unsigned long retired_until;
@@ -174,6 +185,21 @@ void ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
 bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter);
 bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter);
+
+/* Hold @conn for a job, or for handing jobs on (queue.c). */
+static inline void ftv_conn_job_get(struct ftv_conn *conn)
+{
+	atomic_inc(&conn->jobs);
+}
+
+static inline void ftv_conn_job_put(struct ftv_conn *conn)
+{
+	/* The waiter frees the connection as soon as it sees zero: wake it
+	 * through the address only.
+	 */
+	if (atomic_dec_and_test(&conn->jobs))
+		wake_up_var(&conn->jobs);
+}
 
 static inline bool ftv_conn_keyed(const struct ftv_conn *conn)
 {

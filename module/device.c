@@ -141,6 +141,27 @@ int ftv_device_set_identity(struct ftv_device *fdev,
 }
 
 /**
+ * ftv_device_rx_cell - the delivery cell for a new connection
+ * @fdev: the device
+ *
+ * Connections take the cells in turn, so that many peers' deliveries
+ * spread over them.
+ *
+ * Return: a cell.
+ */
+struct ftv_rx_cell *ftv_device_rx_cell(struct ftv_device *fdev)
+{
+	unsigned int n = (unsigned int)atomic_inc_return(&fdev->next_rx_cell) %
+			 num_possible_cpus();
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (!n--)
+			break;
+	return per_cpu_ptr(fdev->rx_cells, cpu);
+}
+
+/**
  * ftv_device_port_in_use - whether another device listens on @port
  * @net: the creating namespace
  * @port: TCP port, host order
@@ -186,28 +207,6 @@ static void no_route(struct sk_buff *skb, int family)
 				0);
 }
 
-/*
- * The stack hands us TCP superpackets (we advertise GSO) so that it makes
- * one trip instead of dozens; each segment is sealed on its own, here on
- * the CPU that sends.
- */
-static void send_segments(struct ftv_peer *peer, struct sk_buff *skb)
-{
-	struct sk_buff *segs, *seg, *next;
-
-	segs = skb_gso_segment(skb, 0);
-	if (IS_ERR_OR_NULL(segs)) {
-		DEV_STATS_INC(peer->device->dev, tx_errors);
-		kfree_skb(skb);
-		return;
-	}
-	consume_skb(skb);
-	skb_list_walk_safe(segs, seg, next) {
-		skb_mark_not_on_list(seg);
-		ftv_send_packet(peer, seg);
-	}
-}
-
 static netdev_tx_t ftv_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct ftv_device *fdev = netdev_priv(dev);
@@ -224,11 +223,10 @@ static netdev_tx_t ftv_xmit(struct sk_buff *skb, struct net_device *dev)
 		no_route(skb, family);
 		goto err;
 	}
-	/* skb passed on: sent or staged, and freed by whoever ends it. */
-	if (skb_is_gso(skb))
-		send_segments(peer, skb);
-	else
-		ftv_send_packet(peer, skb);
+	/* skb passed on: sent or staged, and freed by whoever ends it. A
+	 * GSO superpacket stays whole until a crypt worker splits it.
+	 */
+	ftv_send_packet(peer, skb);
 	rcu_read_unlock_bh();
 	return NETDEV_TX_OK;
 
@@ -283,10 +281,13 @@ static void ftv_destruct(struct net_device *dev)
 	 * after their peers were removed.
 	 */
 	ftv_conn_wait_all(fdev);
+	/* No connection, so no job left anywhere. */
+	ftv_crypt_queue_uninit(&fdev->encrypt_queue);
+	ftv_crypt_queue_uninit(&fdev->decrypt_queue);
+	ftv_rx_cells_uninit(fdev->rx_cells);
 	ftv_conn_table_uninit(fdev);
 	kfree_sensitive(rcu_dereference_protected(fdev->identity, true));
 	ftv_token_uninit(fdev);
-	gro_cells_destroy(&fdev->gro_cells);
 	free_percpu(dev->tstats);
 	pr_debug("%s: device destroyed\n", dev->name);
 }
@@ -418,11 +419,21 @@ static int init_private(struct ftv_device *fdev)
 		ret = -ENOMEM;
 		goto err_tokens;
 	}
-	ret = gro_cells_init(&fdev->gro_cells, dev);
+	ret = ftv_crypt_queue_init(&fdev->encrypt_queue, ftv_send_worker);
 	if (ret)
 		goto err_stats;
+	ret = ftv_crypt_queue_init(&fdev->decrypt_queue, ftv_receive_worker);
+	if (ret)
+		goto err_encrypt;
+	ret = ftv_rx_cells_init(&fdev->rx_cells, dev);
+	if (ret)
+		goto err_decrypt;
 	return 0;
 
+err_decrypt:
+	ftv_crypt_queue_uninit(&fdev->decrypt_queue);
+err_encrypt:
+	ftv_crypt_queue_uninit(&fdev->encrypt_queue);
 err_stats:
 	free_percpu(dev->tstats);
 err_tokens:
@@ -458,10 +469,15 @@ static int ftv_newlink(struct net *src_net, struct net_device *dev,
 	return 0;
 
 err_unregister:
+	/* Registered: the destructor frees what init_private() made. */
+	dev->priv_destructor = ftv_destruct;
+	dev->needs_free_netdev = true;
 	unregister_netdevice(dev);
 	return ret;
 err_private:
-	gro_cells_destroy(&fdev->gro_cells);
+	ftv_rx_cells_uninit(fdev->rx_cells);
+	ftv_crypt_queue_uninit(&fdev->decrypt_queue);
+	ftv_crypt_queue_uninit(&fdev->encrypt_queue);
 	free_percpu(dev->tstats);
 	ftv_token_uninit(fdev);
 	ftv_conn_table_uninit(fdev);

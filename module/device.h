@@ -5,6 +5,7 @@
 
 #include "allowedips.h"
 #include "peer.h"
+#include "queue.h"
 #include "ratelimiter.h"
 #include "token.h"
 
@@ -14,7 +15,6 @@
 #include <linux/netdevice.h>
 #include <linux/siphash.h>
 #include <linux/workqueue.h>
-#include <net/gro_cells.h>
 
 /**
  * struct ftv_identity - the device's static key pair
@@ -71,7 +71,11 @@ struct ftv_identity {
  * @handshake_queue: received handshake initiations for @handshake_work
  * @handshake_work: processes @handshake_queue in process context
  * @gc_work: frees lingering connections
- * @gro_cells: delivery of decrypted packets
+ * @encrypt_queue: transmit jobs waiting for a CPU to seal them
+ * @decrypt_queue: receive jobs waiting for a CPU to open them
+ * @rx_cells: NAPI contexts that deliver opened packets, one per
+ *	possible CPU; each connection uses one (@next_rx_cell)
+ * @next_rx_cell: the cell the next connection gets, round robin
  * @ratelimiter: bounds handshake work caused by strangers
  * @drops: drops not attributable to a peer
  * @peer_next_id: id for debug messages
@@ -103,7 +107,10 @@ struct ftv_device {
 	struct sk_buff_head handshake_queue;
 	struct work_struct handshake_work;
 	struct delayed_work gc_work;
-	struct gro_cells gro_cells;
+	struct ftv_crypt_queue encrypt_queue;
+	struct ftv_crypt_queue decrypt_queue;
+	struct ftv_rx_cell __percpu *rx_cells;
+	atomic_t next_rx_cell;
 	struct ftv_ratelimiter ratelimiter;
 	struct ftv_drops drops;
 	u64 peer_next_id;
@@ -120,5 +127,6 @@ bool ftv_device_copy_identity(struct ftv_device *fdev,
 			      struct ftv_identity *out);
 int ftv_device_set_identity(struct ftv_device *fdev,
 			    const u8 private_key[FTV_KEY_SIZE]);
+struct ftv_rx_cell *ftv_device_rx_cell(struct ftv_device *fdev);
 
 #endif /* _FTV_DEVICE_H */

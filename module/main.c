@@ -10,6 +10,7 @@
 #include "faketcp.h"
 #include "netlink.h"
 #include "noise.h"
+#include "queue.h"
 #include "replay.h"
 #include "token.h"
 
@@ -45,9 +46,12 @@ static int __init ftv_mod_init(void)
 	ret = ftv_crypto_init();
 	if (ret)
 		goto err_allowedips;
-	ret = ftv_device_init();
+	ret = ftv_queue_init();
 	if (ret)
 		goto err_crypto;
+	ret = ftv_device_init();
+	if (ret)
+		goto err_queue;
 	ret = ftv_genetlink_init();
 	if (ret)
 		goto err_device;
@@ -56,6 +60,8 @@ static int __init ftv_mod_init(void)
 
 err_device:
 	ftv_device_uninit();
+err_queue:
+	ftv_queue_uninit();
 err_crypto:
 	ftv_crypto_uninit();
 err_allowedips:
@@ -67,6 +73,7 @@ static void __exit ftv_mod_exit(void)
 {
 	ftv_genetlink_uninit();
 	ftv_device_uninit();
+	ftv_queue_uninit();
 	ftv_crypto_uninit();
 	ftv_allowedips_slab_uninit();
 }

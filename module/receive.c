@@ -328,8 +328,8 @@ static int inner_source(struct sk_buff *skb, int *family, const void **saddr)
 	return pskb_trim(skb, len);
 }
 
-/* Hand a decrypted inner packet to the ftv device. */
-static void deliver(struct ftv_conn *conn, struct sk_buff *skb)
+/* Ready a decrypted inner packet for the ftv device; false if dropped. */
+static bool ready_inner(struct ftv_conn *conn, struct sk_buff *skb)
 {
 	struct ftv_device *fdev = conn->device;
 	struct ftv_peer *peer = conn->peer;
@@ -339,12 +339,12 @@ static void deliver(struct ftv_conn *conn, struct sk_buff *skb)
 
 	if (unlikely(inner_source(skb, &family, &saddr))) {
 		drop(&peer->drops, FTV_DROP_MALFORMED, dev, skb);
-		return;
+		return false;
 	}
 	if (unlikely(ftv_allowedips_lookup(&fdev->allowedips, family,
 					   saddr) != peer)) {
 		drop(&peer->drops, FTV_DROP_NOT_ALLOWED, dev, skb);
-		return;
+		return false;
 	}
 	skb_scrub_packet(skb, true);
 	skb->dev = dev;
@@ -359,66 +359,218 @@ static void deliver(struct ftv_conn *conn, struct sk_buff *skb)
 	skb->csum_level = ~0;
 	atomic64_add(skb->len, &peer->rx_bytes);
 	dev_sw_netstats_rx_add(dev, skb->len);
-	gro_cells_receive(&fdev->gro_cells, skb);
+	return true;
 }
 
-static void receive_data(struct ftv_conn *conn, struct sk_buff *skb,
-			 const struct ftv_segment *seg)
+/*
+ * Data on a keyed connection: note what the serial step will need in the
+ * skb's cb. Return: true if it is to be opened; if not, it was dropped.
+ */
+static bool stash_data(struct ftv_conn *conn, struct sk_buff *skb,
+		       const struct ftv_segment *seg)
 {
 	struct ftv_peer *peer = conn->peer;
 	struct net_device *dev = conn->device->dev;
-	struct ftv_msg_data *msg;
-	unsigned int sealed_len;
-	u64 counter;
+	struct ftv_cb *cb = FTV_CB(skb);
 
 	if (unlikely(!ftv_conn_keyed(conn))) {
 		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
-		return;
+		return false;
 	}
 	if (unlikely(seg->payload_len < FTV_DATA_OVERHEAD)) {
 		drop(&peer->drops, FTV_DROP_MALFORMED, dev, skb);
-		return;
+		return false;
 	}
+	cb->rx.seq = seg->seq;
+	cb->rx.ack = seg->ack;
+	cb->rx.flags = seg->flags;
+	cb->rx.payload_off = seg->payload_off;
+	cb->rx.payload_len = seg->payload_len;
+	cb->rx.has_ts = seg->opts.has_ts;
+	cb->rx.tsval = seg->opts.tsval;
+	cb->more = NULL;
+	return true;
+}
+
+/* The crypto step for one segment: unmask the counter, authenticate and
+ * decrypt. The counter goes back in its place on the wire, in the clear,
+ * for the serial step.
+ */
+static enum ftv_open_result open_segment(struct ftv_conn *conn,
+					 struct sk_buff *skb)
+{
+	struct ftv_cb *cb = FTV_CB(skb);
+	struct ftv_msg_data *msg;
+	unsigned int sealed_len;
+	u64 counter;
+	int ret;
+
 	/* Decrypting in place must not change what a packet tap's clone
 	 * of this skb sees.
 	 */
-	if (unlikely(skb_linearize_cow(skb))) {
-		DEV_STATS_INC(dev, rx_dropped);
-		kfree_skb(skb);
-		return;
-	}
-	msg = (struct ftv_msg_data *)(skb->data + seg->payload_off);
-	sealed_len = seg->payload_len - sizeof(*msg);
+	if (unlikely(skb_linearize_cow(skb)))
+		return FTV_OPEN_MALFORMED;
+	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
+	sealed_len = cb->rx.payload_len - sizeof(*msg);
 	counter = le64_to_cpu(msg->counter) ^
 		  ftv_crypto_counter_mask(&conn->recv_hp, msg->sealed);
-	if (unlikely(ftv_conn_expired(conn, counter))) {
-		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
-		return;
+	if (unlikely(ftv_conn_expired(conn, counter)))
+		return FTV_OPEN_NO_SESSION;
+	/* The AEAD request is the CPU's own: no softirq may take it. */
+	local_bh_disable();
+	ret = ftv_crypto_open(conn->recv_tfm, counter, msg->sealed,
+			      sealed_len);
+	local_bh_enable();
+	if (unlikely(ret))
+		return FTV_OPEN_BAD_AUTH;
+	msg->counter = cpu_to_le64(counter);
+	return FTV_OPEN_OK;
+}
+
+static void open_job(struct sk_buff *head)
+{
+	struct ftv_conn *conn = FTV_CB(head)->conn;
+	struct sk_buff *skb;
+
+	for (skb = head; skb; skb = ftv_job_next(head, skb))
+		FTV_CB(skb)->rx.result = open_segment(conn, skb);
+}
+
+static const enum ftv_drop_reason open_drop[] = {
+	[FTV_OPEN_MALFORMED] = FTV_DROP_MALFORMED,
+	[FTV_OPEN_NO_SESSION] = FTV_DROP_NO_SESSION,
+	[FTV_OPEN_BAD_AUTH] = FTV_DROP_BAD_AUTH,
+};
+
+/*
+ * The serial step for one opened segment, in the connection's order: the
+ * replay check, what it says of both TCP streams, and the inner packet,
+ * which joins @deliver. Return: whether it carried a packet.
+ */
+static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
+			   struct sk_buff_head *deliver)
+{
+	struct ftv_peer *peer = conn->peer;
+	struct net_device *dev = conn->device->dev;
+	struct ftv_cb *cb = FTV_CB(skb);
+	struct ftv_msg_data *msg;
+	struct ftv_segment seg;
+
+	if (unlikely(cb->rx.result != FTV_OPEN_OK)) {
+		drop(&peer->drops, open_drop[cb->rx.result], dev, skb);
+		return false;
 	}
-	if (unlikely(ftv_crypto_open(conn->recv_tfm, counter, msg->sealed,
-				     sealed_len))) {
-		drop(&peer->drops, FTV_DROP_BAD_AUTH, dev, skb);
-		return;
-	}
-	if (unlikely(!ftv_replay_check(&conn->replay, counter))) {
+	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
+	if (unlikely(!ftv_replay_check(&conn->replay,
+				       le64_to_cpu(msg->counter)))) {
 		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
-		return;
+		return false;
 	}
 	if (unlikely(!READ_ONCE(conn->confirmed)))
 		ftv_peer_confirm(peer, conn);
-	track_peer(conn, seg);
-	maybe_ack(conn);
-	maybe_rekey(conn);
-	skb_pull(skb, seg->payload_off + sizeof(*msg));
-	skb_trim(skb, sealed_len - FTV_TAG_SIZE);
+	seg.seq = cb->rx.seq;
+	seg.ack = cb->rx.ack;
+	seg.flags = cb->rx.flags;
+	seg.payload_len = cb->rx.payload_len;
+	seg.opts.has_ts = cb->rx.has_ts;
+	seg.opts.tsval = cb->rx.tsval;
+	track_peer(conn, &seg);
+	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
+	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
 	if (!skb->len || !(skb->data[0] >> 4)) {
 		/* A keepalive: padding, no packet. */
-		ftv_timers_received(peer, false);
 		consume_skb(skb);
+		return false;
+	}
+	if (ready_inner(conn, skb))
+		__skb_queue_tail(deliver, skb);
+	return true;
+}
+
+/* Delivered (or dropped) in order, after its crypto: one receive job. */
+static void finish_job(struct sk_buff *head)
+{
+	struct ftv_cb *cb = FTV_CB(head);
+	struct ftv_conn *conn = cb->conn;
+	bool ok = atomic_read(&cb->state) == FTV_JOB_DONE &&
+		  READ_ONCE(conn->state) != FTV_CONN_DEAD;
+	struct sk_buff *skb, *next = cb->more;
+	struct sk_buff_head deliver;
+	bool got = false, data = false;
+
+	__skb_queue_head_init(&deliver);
+	for (skb = head; skb; skb = next) {
+		next = skb == head ? next : skb->next;
+		skb->next = NULL;
+		if (!ok) {
+			DEV_STATS_INC(conn->device->dev, rx_dropped);
+			kfree_skb(skb);
+			continue;
+		}
+		if (FTV_CB(skb)->rx.result == FTV_OPEN_OK)
+			got = true;
+		data |= accept_segment(conn, skb, &deliver);
+	}
+	ftv_rx_cell_deliver(conn->rx_cell, &deliver);
+	if (got) {
+		ftv_timers_received(conn->peer, data);
+		maybe_ack(conn);
+		maybe_rekey(conn);
+	}
+	ftv_conn_job_put(conn);
+}
+
+/**
+ * ftv_receive_worker - open receive jobs on this CPU, and deliver those
+ *	that are next in their connection's order
+ * @work: the CPU's worker of the device's decrypt queue
+ */
+void ftv_receive_worker(struct work_struct *work)
+{
+	struct ftv_crypt_queue *queue = ftv_crypt_queue_of(work);
+	struct ftv_conn *conn;
+	struct sk_buff *head;
+
+	while ((head = ftv_crypt_queue_next(queue)) != NULL) {
+		conn = FTV_CB(head)->conn;
+		/* Once it is marked, another CPU may deliver the job and
+		 * drop its hold on the connection.
+		 */
+		ftv_conn_job_get(conn);
+		open_job(head);
+		ftv_job_done(head, FTV_JOB_DONE);
+		ftv_serial_drain(&conn->rx_queue, finish_job);
+		ftv_conn_job_put(conn);
+	}
+}
+
+/*
+ * Queue a job of @segs segments (@head, and those chained in its cb) to be
+ * opened on some CPU and delivered in order.
+ */
+static void queue_open(struct ftv_conn *conn, struct sk_buff *head,
+		       unsigned int segs)
+{
+	struct ftv_device *fdev = conn->device;
+	enum ftv_queued queued;
+
+	queued = ftv_serial_add(&conn->rx_queue, head, conn, segs, NULL);
+	if (unlikely(queued == FTV_QUEUE_FULL)) {
+		DEV_STATS_ADD(fdev->dev, rx_dropped, segs);
+		kfree_skb_list(FTV_CB(head)->more);
+		kfree_skb(head);
 		return;
 	}
-	ftv_timers_received(peer, true);
-	deliver(conn, skb);
+	if (ftv_queue_inline(queued, segs)) {
+		open_job(head);
+		ftv_job_done(head, FTV_JOB_DONE);
+	} else {
+		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head)))
+			return;
+		/* The ring is full: finish_job() counts the drop. */
+		ftv_job_done(head, FTV_JOB_DEAD);
+	}
+	ftv_serial_drain(&conn->rx_queue, finish_job);
 }
 
 /* Initiator: the SYN-ACK arrived; acknowledge it and send the initiation. */
@@ -443,11 +595,11 @@ static void receive_early(struct ftv_conn *conn)
 	unsigned int thoff;
 
 	while ((skb = skb_dequeue(&conn->early)) != NULL) {
-		if (parse_addresses(skb, &seg, &thoff) &&
-		    !parse_tcp(skb, &seg, thoff))
-			receive_data(conn, skb, &seg);
-		else
+		if (!parse_addresses(skb, &seg, &thoff) ||
+		    parse_tcp(skb, &seg, thoff))
 			kfree_skb(skb);
+		else if (stash_data(conn, skb, &seg))
+			queue_open(conn, skb, 1);
 	}
 }
 
@@ -539,7 +691,11 @@ out:
 	memzero_explicit(&hs, sizeof(hs));
 }
 
-static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
+/*
+ * A segment of @conn's. Return: true for data to open (stash_data() has
+ * readied it); anything else is handled, and @skb consumed, here.
+ */
+static bool receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 			 const struct ftv_segment *seg)
 {
 	int state = READ_ONCE(conn->state);
@@ -550,23 +706,24 @@ static void receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 		 * is ignored, whoever sent it.
 		 */
 		consume_skb(skb);
-		return;
+		return false;
 	}
 	if (state == FTV_CONN_SYN_SENT) {
 		receive_synack(conn, skb, seg);
-		return;
+		return false;
 	}
 	if (!seg->payload_len || (seg->flags & TCPHDR_SYN)) {
 		/* A pure ACK or a stray SYN proves nothing: it changes
 		 * nothing either.
 		 */
 		consume_skb(skb);
-		return;
+		return false;
 	}
-	if (state == FTV_CONN_HANDSHAKE_SENT)
+	if (state == FTV_CONN_HANDSHAKE_SENT) {
 		receive_response(conn, skb, seg);
-	else
-		receive_data(conn, skb, seg);
+		return false;
+	}
+	return stash_data(conn, skb, seg);
 }
 
 /* @state is NULL for the segments of a superpacket that GRO or the sender
@@ -583,10 +740,10 @@ static void receive_segment(struct ftv_device *fdev, struct ftv_conn *conn,
 		drop(drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
 	}
-	if (conn)
-		receive_conn(conn, skb, seg);
-	else
+	if (!conn)
 		receive_listen(fdev, skb, seg);
+	else if (receive_conn(conn, skb, seg))
+		queue_open(conn, skb, 1);
 }
 
 /* The device (and connection, if any) a segment to @tuple belongs to. */
@@ -646,32 +803,137 @@ static bool listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
 	}
 }
 
+/**
+ * struct ftv_job_list - a receive job being put together
+ * @head: its first segment
+ * @tail: its last, if it has more than one
+ * @n: its number of segments
+ */
+struct ftv_job_list {
+	struct sk_buff *head;
+	struct sk_buff *tail;
+	unsigned int n;
+};
+
+/* Add @skb to the job @j is building. */
+static void job_add(struct ftv_job_list *j, struct sk_buff *skb)
+{
+	if (!j->head)
+		j->head = skb;
+	else if (!j->tail)
+		FTV_CB(j->head)->more = skb;
+	else
+		j->tail->next = skb;
+	if (skb != j->head)
+		j->tail = skb;
+	++j->n;
+}
+
 /*
- * GRO on the underlay may have merged several of our segments into one
- * superpacket; each carries a message of its own, so split them back.
- * GRO merges only segments of one flow, so all of them are @conn's.
+ * Whether a superpacket is laid out as our sender builds it (send.c,
+ * chain()) and as veth, or GRO, hands it on: the headers and the first
+ * message in the head, each later message alone in a linear buffer on
+ * the frag list, none of them shared with anyone (a packet tap's clone).
+ */
+static bool splittable(const struct sk_buff *skb,
+		       const struct ftv_segment *seg)
+{
+	unsigned int mss = skb_shinfo(skb)->gso_size;
+	const struct sk_buff *m;
+
+	if (!skb_has_frag_list(skb) || skb_shinfo(skb)->nr_frags ||
+	    skb_cloned(skb) || skb_headlen(skb) != seg->payload_off + mss ||
+	    (seg->flags & (TCPHDR_SYN | TCPHDR_RST | TCPHDR_FIN)))
+		return false;
+	skb_walk_frags(skb, m) {
+		if (skb_shared(m) || skb_cloned(m) || skb_is_nonlinear(m) ||
+		    m->len > mss || (m->next && m->len != mss))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Take such a superpacket apart where it lies: the head keeps the first
+ * message, each buffer of the frag list becomes a message of its own,
+ * with the sequence number its place gives it and the rest of the
+ * head's header. No copy, no checksum: the sender on this host or GRO
+ * vouched for them.
+ */
+static void split_in_place(struct ftv_conn *conn, struct sk_buff *skb,
+			   struct ftv_segment *seg, struct ftv_job_list *j)
+{
+	struct sk_buff *m = skb_shinfo(skb)->frag_list, *next;
+	unsigned int mss = skb_shinfo(skb)->gso_size;
+	struct ftv_segment one = *seg;
+
+	skb_shinfo(skb)->frag_list = NULL;
+	skb->len = skb_headlen(skb);
+	skb->data_len = 0;
+	skb_gso_reset(skb);
+	one.payload_len = mss;
+	if (stash_data(conn, skb, &one))
+		job_add(j, skb);
+	one.payload_off = 0;
+	for (; m; m = next) {
+		next = m->next;
+		m->next = NULL;
+		/* The sender's socket let go of it at the head already. */
+		skb_orphan(m);
+		one.seq += one.payload_len;
+		one.payload_len = m->len;
+		if (stash_data(conn, m, &one))
+			job_add(j, m);
+	}
+}
+
+/*
+ * GRO on the underlay, or our own sender, may have merged several of our
+ * segments into one superpacket; each carries a message of its own, so
+ * split them back, into one job. GRO merges only segments of one flow,
+ * so all of them are @conn's.
  */
 static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
-			struct sk_buff *skb)
+			struct sk_buff *skb, struct ftv_segment *seg,
+			unsigned int thoff)
 {
+	struct ftv_job_list j = { };
 	struct sk_buff *segs, *next, *one;
-	struct ftv_segment seg;
-	unsigned int thoff;
+	int state = READ_ONCE(conn->state);
 
-	segs = skb_gso_segment(skb, 0);
+	if (!check_segment(skb, seg, thoff, NULL) && ftv_conn_keyed(conn) &&
+	    (state == FTV_CONN_ESTABLISHED || state == FTV_CONN_RETIRED) &&
+	    splittable(skb, seg)) {
+		split_in_place(conn, skb, seg, &j);
+		goto queue;
+	}
+	/* The checksums were checked or are the local sender's to fill in,
+	 * and the data is opened where it lies: ask for neither a copy nor
+	 * a checksum.
+	 */
+	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
 	if (IS_ERR_OR_NULL(segs)) {
 		drop(&conn->peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
 	}
 	consume_skb(skb);
+	/* The data segments make one job; the rest is handled here. */
 	skb_list_walk_safe(segs, one, next) {
+		unsigned int off;
+
 		skb_mark_not_on_list(one);
-		if (parse_addresses(one, &seg, &thoff))
-			receive_segment(fdev, conn, one, &seg, thoff, NULL);
-		else
+		if (!parse_addresses(one, seg, &off) ||
+		    check_segment(one, seg, off, NULL)) {
 			drop(&conn->peer->drops, FTV_DROP_MALFORMED,
 			     fdev->dev, one);
+			continue;
+		}
+		if (receive_conn(conn, one, seg))
+			job_add(&j, one);
 	}
+queue:
+	if (j.head)
+		queue_open(conn, j.head, j.n);
 }
 
 /**
@@ -856,7 +1118,7 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	/* skb is ours from here on, whatever happens. */
 	if (unlikely(skb_is_gso(skb)))
-		receive_gso(fdev, conn, skb);
+		receive_gso(fdev, conn, skb, &seg, thoff);
 	else
 		receive_segment(fdev, conn, skb, &seg, thoff, state);
 	return NF_STOLEN;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sending: seal inner packets on the CPU that transmits them and wrap them,
- * in the same skb, in a TCP header and an IPv4 or IPv6 header that the
- * module builds itself. Segments leave through ip_local_out() in the
- * namespace the device was created in, so the host's routing, netfilter
- * and qdiscs apply to them as to any locally generated packet.
+ * Sending: inner packets are sealed in place, on whichever CPU's worker
+ * takes them (queue.c), and wrapped, in order, in a TCP header and an IPv4
+ * or IPv6 header that the module builds itself. The sealed segments of one
+ * inner GSO superpacket leave as one outer superpacket where the device
+ * cuts them itself. Segments leave through ip_local_out() in the namespace
+ * the device was created in, so the host's routing, netfilter and qdiscs
+ * apply to them as to any locally generated packet.
  */
 
 #include "send.h"
@@ -280,11 +282,14 @@ static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
 
+	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+
 	if (!dst)
 		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
 				     &tuple, &conn->dst_cache);
+	/* A superpacket's segments take the IDs after the first. */
 	return send_segment(conn->device, &tuple, skb, dst, params,
-			    atomic_inc_return(&conn->ip_id));
+			    atomic_add_return(segs, &conn->ip_id) - segs + 1);
 }
 
 static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
@@ -368,22 +373,31 @@ static int make_room(struct sk_buff *skb)
 	return 0;
 }
 
-/*
- * Whether an inner packet of @len bytes fits the outer path once wrapped;
- * if not, the sender is told the size that fits, as a router would, so
- * that a smaller path MTU than the device's (a lower underlay MTU, or one
- * learned from ICMP on the outer path) costs no black hole.
- */
-static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
-		      struct dst_entry *dst, unsigned int len)
+/* The largest inner packet that fits the outer path, or 0. */
+static unsigned int path_room(struct ftv_conn *conn, struct dst_entry *dst)
 {
 	unsigned int outer = conn->tuple.family == AF_INET ?
 			     sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	unsigned int mtu = dst_mtu(dst);
 
-	mtu = mtu > outer + FTV_TCP_HLEN + FTV_DATA_OVERHEAD ?
-	      mtu - outer - FTV_TCP_HLEN - FTV_DATA_OVERHEAD : 0;
-	if (likely(len <= mtu))
+	outer += FTV_TCP_HLEN + FTV_DATA_OVERHEAD;
+	return mtu > outer ? mtu - outer : 0;
+}
+
+/*
+ * Whether an inner packet (every segment of it, for a GSO superpacket)
+ * fits the outer path once wrapped; if not, the sender is told the size
+ * that fits, as a router would, so that a smaller path MTU than the
+ * device's (a lower underlay MTU, or one learned from ICMP on the outer
+ * path) costs no black hole.
+ */
+static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
+		      struct dst_entry *dst)
+{
+	unsigned int mtu = path_room(conn, dst);
+
+	if (likely(skb_is_gso(skb) ? skb_gso_validate_network_len(skb, mtu) :
+				     skb->len <= mtu))
 		return true;
 	/* As IP tunnels do: note the size on the inner route, which a sender
 	 * on this host reads directly, then tell whoever sent it.
@@ -400,71 +414,296 @@ static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
 	return false;
 }
 
-/* Seal @skb's payload in place and send it. @len bytes of it are inner
- * data that counts in the statistics (a keepalive's padding does not).
- */
-static void send_data(struct ftv_conn *conn, struct sk_buff *skb,
-		      unsigned int len)
+/* Seal @skb's payload in place as message @counter. */
+static int seal(struct ftv_conn *conn, struct sk_buff *skb, u64 counter)
 {
-	struct ftv_device *fdev = conn->device;
-	unsigned int plain_len = skb->len;
-	struct ftv_tuple tuple = conn->tuple;
 	struct ftv_msg_data *msg;
-	struct dst_entry *dst;
-	int ret = -EKEYEXPIRED;
-	u64 counter;
+	unsigned int plain_len;
+	int ret;
 
-	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
-			     &conn->dst_cache);
-	if (!IS_ERR(dst) && unlikely(len && !fits_path(conn, skb, dst, len))) {
-		dst_release(dst);
-		DEV_STATS_INC(fdev->dev, tx_dropped);
-		kfree_skb(skb);
-		return;
-	}
-	counter = atomic64_inc_return(&conn->send_counter) - 1;
 	if (unlikely(ftv_conn_expired(conn, counter)))
-		goto drop;
+		return -EKEYEXPIRED;
 	/* We advertise checksum offload: the inner checksum is ours to
 	 * finish before the packet is sealed.
 	 */
 	if (skb->ip_summed == CHECKSUM_PARTIAL) {
 		ret = skb_checksum_help(skb);
 		if (unlikely(ret))
-			goto drop;
+			return ret;
 	}
+	plain_len = skb->len;
 	ret = make_room(skb);
 	if (unlikely(ret))
-		goto drop;
+		return ret;
 	skb_put(skb, FTV_TAG_SIZE);
+	/* The AEAD request is the CPU's own: no softirq may take it. */
+	local_bh_disable();
 	ret = ftv_crypto_seal(conn->send_tfm, counter, skb->data, plain_len);
+	local_bh_enable();
 	if (unlikely(ret))
-		goto drop;
+		return ret;
 	msg = skb_push(skb, sizeof(*msg));
 	msg->counter = cpu_to_le64(counter ^
 				   ftv_crypto_counter_mask(&conn->send_hp,
 							   msg->sealed));
-	if (len) {
-		atomic64_add(len, &conn->peer->tx_bytes);
-		dev_sw_netstats_tx_add(fdev->dev, 1, len);
-	}
-	ftv_timers_sent(conn->peer, len);
-	conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH, dst);
-	return;
+	return 0;
+}
 
-drop:
-	net_dbg_ratelimited("%s: cannot seal message %llu: %d\n",
-			    fdev->dev->name, counter, ret);
-	if (!IS_ERR(dst))
-		dst_release(dst);
-	DEV_STATS_INC(fdev->dev, tx_errors);
-	kfree_skb(skb);
+/*
+ * The crypto step of a transmit job: split a GSO superpacket into its
+ * segments (the copy also finishes their checksums) and seal each with
+ * the next of the job's nonces. Return: FTV_JOB_DONE or FTV_JOB_DEAD.
+ */
+static enum ftv_job_state seal_job(struct sk_buff *head)
+{
+	struct ftv_cb *cb = FTV_CB(head);
+	struct ftv_conn *conn = cb->conn;
+	struct sk_buff *segs, *skb;
+	unsigned int n = 0;
+	int ret;
+
+	u64 counter = cb->tx.counter;
+	unsigned int bytes = 0;
+
+	if (!skb_is_gso(head))
+		return seal(conn, head, counter) ? FTV_JOB_DEAD : FTV_JOB_DONE;
+	/* This writes the GSO part of skb->cb, from tx.bytes on. */
+	segs = skb_gso_segment(head, 0);
+	if (IS_ERR_OR_NULL(segs))
+		return FTV_JOB_DEAD;
+	cb->more = segs;
+	for (skb = segs; skb; skb = skb->next) {
+		/* More segments than the stack said: no nonce for them. */
+		if (unlikely(n == cb->segs))
+			return FTV_JOB_DEAD;
+		bytes += skb->len;
+		cb->tx.bytes = bytes;
+		ret = seal(conn, skb, counter + n++);
+		if (unlikely(ret)) {
+			net_dbg_ratelimited("%s: cannot seal message: %d\n",
+					    conn->device->dev->name, ret);
+			return FTV_JOB_DEAD;
+		}
+	}
+	return FTV_JOB_DONE;
+}
+
+/* Whether @dev takes TCP superpackets of @family and cuts them itself. */
+static bool can_tso(const struct net_device *dev, sa_family_t family)
+{
+	return dev->features & (family == AF_INET ? NETIF_F_TSO : NETIF_F_TSO6);
+}
+
+/* The payload bytes one superpacket may carry through @dev. */
+static unsigned int tso_room(const struct net_device *dev)
+{
+	unsigned int hlen = sizeof(struct ipv6hdr) + FTV_TCP_HLEN;
+
+	return min_t(unsigned int, READ_ONCE(dev->gso_max_size), IP_MAX_MTU) -
+	       hlen;
+}
+
+/*
+ * Chain sealed segments after @first into one superpacket, for as long
+ * as each is as long as @first (the last may be shorter) and the device
+ * takes more. The segments keep their own buffers, on the frag list: a
+ * device that cuts superpackets itself (veth, or a NIC with TSO) sends
+ * each message as one segment, and the stack's GSO does the same for one
+ * that does not. Return: what is left of the list.
+ */
+static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev,
+			     sa_family_t family)
+{
+	unsigned int mss = first->len, room = tso_room(dev), segs = 1;
+	unsigned int max_segs = min_t(unsigned int, READ_ONCE(dev->gso_max_segs),
+				      U16_MAX);
+	struct sk_buff *rest = first->next, *tail = NULL;
+
+	first->next = NULL;
+	while (rest && segs < max_segs && rest->len <= mss &&
+	       first->len + rest->len <= room) {
+		struct sk_buff *skb = rest;
+
+		rest = skb->next;
+		skb->next = NULL;
+		if (tail)
+			tail->next = skb;
+		else
+			skb_shinfo(first)->frag_list = skb;
+		tail = skb;
+		/* Each segment keeps its own truesize, as it keeps its
+		 * socket's destructor, which gives that much back.
+		 */
+		first->len += skb->len;
+		first->data_len += skb->len;
+		++segs;
+		if (skb->len < mss)
+			break;
+	}
+	if (segs > 1) {
+		skb_shinfo(first)->gso_size = mss;
+		skb_shinfo(first)->gso_segs = segs;
+		skb_shinfo(first)->gso_type = family == AF_INET ?
+					      SKB_GSO_TCPV4 : SKB_GSO_TCPV6;
+	}
+	return rest;
+}
+
+/* Send a job's sealed segments, as superpackets where the device can. */
+static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
+			unsigned int count, unsigned int bytes)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_tuple tuple = conn->tuple;
+	struct dst_entry *dst;
+	struct sk_buff *skb;
+	bool tso;
+
+	/* Even if it cannot leave: data that goes nowhere goes unanswered,
+	 * and that is how a path that died (our address went away, say)
+	 * is noticed and replaced.
+	 */
+	ftv_timers_sent(conn->peer, bytes);
+	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
+			     &conn->dst_cache);
+	if (IS_ERR(dst)) {
+		net_dbg_ratelimited("%s: cannot send to %pI6c: %ld\n",
+				    fdev->dev->name, &tuple.remote,
+				    PTR_ERR(dst));
+		DEV_STATS_ADD(fdev->dev, tx_carrier_errors, count);
+		kfree_skb_list(segs);
+		return;
+	}
+	if (bytes) {
+		atomic64_add(bytes, &conn->peer->tx_bytes);
+		dev_sw_netstats_tx_add(fdev->dev, count, bytes);
+	}
+	tso = count > 1 && can_tso(dst->dev, tuple.family);
+	while (segs) {
+		skb = segs;
+		if (tso) {
+			segs = chain(skb, dst->dev, tuple.family);
+		} else {
+			segs = skb->next;
+			skb->next = NULL;
+		}
+		conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH, dst_clone(dst));
+	}
+	dst_release(dst);
+}
+
+/* Sent (or dropped) in order, after its crypto: one transmit job. */
+static void finish_job(struct sk_buff *head)
+{
+	struct ftv_cb *cb = FTV_CB(head);
+	struct ftv_conn *conn = cb->conn;
+	struct sk_buff *sealed = cb->more ?: head;
+	int state = READ_ONCE(conn->state);
+
+	if (cb->more)
+		consume_skb(head);
+	/* A retired connection still sends what was sealed for it. */
+	if (likely(atomic_read(&cb->state) == FTV_JOB_DONE &&
+		   (state == FTV_CONN_ESTABLISHED ||
+		    state == FTV_CONN_RETIRED))) {
+		send_sealed(conn, sealed, cb->segs, cb->tx.bytes);
+	} else {
+		DEV_STATS_ADD(conn->device->dev, tx_dropped, cb->segs);
+		kfree_skb_list(sealed);
+	}
+	ftv_conn_job_put(conn);
+}
+
+/**
+ * ftv_send_worker - seal transmit jobs on this CPU, and send those that
+ *	are next in their connection's order
+ * @work: the CPU's worker of the device's encrypt queue
+ */
+void ftv_send_worker(struct work_struct *work)
+{
+	struct ftv_crypt_queue *queue = ftv_crypt_queue_of(work);
+	struct ftv_conn *conn;
+	struct sk_buff *head;
+
+	while ((head = ftv_crypt_queue_next(queue)) != NULL) {
+		conn = FTV_CB(head)->conn;
+		/* Once it is marked, another CPU may send the job and drop
+		 * its hold on the connection.
+		 */
+		ftv_conn_job_get(conn);
+		ftv_job_done(head, seal_job(head));
+		ftv_serial_drain(&conn->tx_queue, finish_job);
+		ftv_conn_job_put(conn);
+	}
+}
+
+/* Queue @skb (a packet, or a GSO superpacket) to be sealed and sent on
+ * @conn. @data: it carries inner bytes (a keepalive does not).
+ */
+static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
+{
+	struct ftv_device *fdev = conn->device;
+	enum ftv_queued queued;
+	unsigned int segs = 1;
+
+	if (skb_is_gso(skb)) {
+		segs = skb_shinfo(skb)->gso_segs;
+		if (!segs)
+			segs = DIV_ROUND_UP(skb->len,
+					    skb_shinfo(skb)->gso_size);
+	}
+	FTV_CB(skb)->more = NULL;
+	FTV_CB(skb)->tx.bytes = data ? skb->len : 0;
+	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
+		 ftv_serial_add(&conn->tx_queue, skb, conn, segs,
+				&conn->send_counter);
+	if (unlikely(queued == FTV_QUEUE_FULL)) {
+		DEV_STATS_ADD(fdev->dev, tx_dropped, segs);
+		kfree_skb(skb);
+		return;
+	}
+	if (ftv_queue_inline(queued, segs)) {
+		ftv_job_done(skb, seal_job(skb));
+	} else {
+		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, skb)))
+			return;
+		/* The ring is full: finish_job() counts the drop. */
+		ftv_job_done(skb, FTV_JOB_DEAD);
+	}
+	ftv_serial_drain(&conn->tx_queue, finish_job);
+}
+
+/*
+ * Send inner data on @conn: check that it fits the path (once per
+ * superpacket), then queue it for sealing. @data: it carries inner bytes.
+ */
+static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_tuple tuple = conn->tuple;
+	struct dst_entry *dst;
+
+	if (data) {
+		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
+				     &tuple, &conn->dst_cache);
+		if (!IS_ERR(dst)) {
+			bool fits = fits_path(conn, skb, dst);
+
+			dst_release(dst);
+			if (unlikely(!fits)) {
+				DEV_STATS_INC(fdev->dev, tx_dropped);
+				kfree_skb(skb);
+				return;
+			}
+		}
+	}
+	queue_data(conn, skb, data);
 }
 
 /**
  * ftv_send_packet - send an inner packet to @peer, or hold it for later
  * @peer: the peer chosen by allowed-ips
- * @skb: the inner IP packet; consumed
+ * @skb: the inner IP packet, or a GSO superpacket of them; consumed
  */
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 {
@@ -481,7 +720,7 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 	/* Keep sending on this session until the next one is up. */
 	if (unlikely(ftv_conn_rekey_due(conn, next)) && !READ_ONCE(peer->pending))
 		ftv_timers_want_connection(peer);
-	send_data(conn, skb, skb->len);
+	send_data(conn, skb, true);
 	rcu_read_unlock_bh();
 	return;
 
@@ -505,7 +744,7 @@ void ftv_send_keepalive(struct ftv_conn *conn)
 
 	if (likely(skb)) {
 		skb_put_zero(skb, pad);
-		send_data(conn, skb, 0);
+		send_data(conn, skb, false);
 	}
 }
 

@@ -20,6 +20,7 @@ struct net;
 			   sizeof(struct ftv_msg_data))
 
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
+void ftv_send_worker(struct work_struct *work);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_ack(struct ftv_conn *conn);

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Parallel crypto in order. One connection's packets are sealed (and
+ * opened) on every online CPU, yet leave (and are delivered) in the order
+ * they came:
+ *
+ *  1. The producer (the transmit path, or the receive hook) makes a job of
+ *     what it has (an inner GSO superpacket, or an outer one, or a single
+ *     packet), puts it at the tail of the connection's serial queue for
+ *     that direction, reserving its nonces there so that nonces follow the
+ *     queue's order, and then into the device's crypt ring.
+ *  2. A worker on the next CPU in turn takes the job from the ring, does
+ *     the crypto, and marks the job done (or dead).
+ *  3. Whoever marks a job done then hands on, in order, every done job at
+ *     the head of the serial queue: sends it, or delivers its packets to
+ *     the connection's NAPI cell. One CPU does that at a time; the others
+ *     leave their jobs to it.
+ *
+ * With one CPU online nothing is gained by a worker, nor for a lone packet
+ * on an idle connection: the producer does the crypto itself and hands the
+ * job on at once, through the same queue (ftv_queue_inline()).
+ *
+ * Lifetimes: a job holds its connection through the connection's job count
+ * (ftv_conn_job_get()), from ftv_serial_add() until the job is handed on;
+ * a worker holds one more while it marks a job done and drains, since the
+ * job can be handed on and its count dropped by another CPU meanwhile.
+ * The connection is freed only once the count is zero (conn.c).
+ */
+
+#include "queue.h"
+#include "conn.h"
+
+#include <linux/cpumask.h>
+#include <linux/percpu.h>
+
+static struct workqueue_struct *crypt_wq;
+
+/**
+ * ftv_serial_init - an empty serial queue
+ * @serial: the queue
+ */
+void ftv_serial_init(struct ftv_serial *serial)
+{
+	skb_queue_head_init(&serial->jobs);
+	spin_lock_init(&serial->drain_lock);
+	serial->segs = 0;
+}
+
+/**
+ * ftv_serial_purge - free what a serial queue still holds
+ * @serial: a queue nobody adds to or drains any more
+ */
+void ftv_serial_purge(struct ftv_serial *serial)
+{
+	WARN_ON_ONCE(!skb_queue_empty(&serial->jobs));
+	skb_queue_purge(&serial->jobs);
+}
+
+/**
+ * ftv_serial_add - put a job at the tail of a connection's queue
+ * @serial: the queue, one of @conn's
+ * @head: the job's head skb
+ * @conn: its connection; the job holds it from here on
+ * @segs: segments the job carries
+ * @next_counter: for a transmit job, the connection's next nonce: @segs
+ *	of them are taken from it, in the queue's order, and the first
+ *	goes to the job's tx.counter; NULL for a receive job
+ *
+ * Return: FTV_QUEUED_FIRST if the job is the only one in the queue,
+ * FTV_QUEUED if others are ahead of it, or FTV_QUEUE_FULL: the job is
+ * then not queued.
+ */
+enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
+			       struct sk_buff *head, struct ftv_conn *conn,
+			       unsigned int segs, atomic64_t *next_counter)
+{
+	enum ftv_queued queued;
+
+	struct ftv_cb *cb = FTV_CB(head);
+
+	BUILD_BUG_ON(sizeof(struct ftv_cb) > sizeof_field(struct sk_buff, cb));
+	/* Splitting a GSO head writes its cb from SKB_GSO_CB_OFFSET on: what
+	 * the job needs afterwards must come before.
+	 */
+	BUILD_BUG_ON(offsetofend(struct ftv_cb, tx.counter) >
+		     SKB_GSO_CB_OFFSET);
+	cb->conn = conn;
+	cb->segs = segs;
+	atomic_set(&cb->state, FTV_JOB_QUEUED);
+	spin_lock_bh(&serial->jobs.lock);
+	if (unlikely(serial->segs + segs > FTV_QUEUE_MAX_SEGS)) {
+		spin_unlock_bh(&serial->jobs.lock);
+		return FTV_QUEUE_FULL;
+	}
+	queued = skb_queue_empty(&serial->jobs) ? FTV_QUEUED_FIRST : FTV_QUEUED;
+	serial->segs += segs;
+	if (next_counter)
+		cb->tx.counter = atomic64_fetch_add(segs, next_counter);
+	ftv_conn_job_get(conn);
+	__skb_queue_tail(&serial->jobs, head);
+	spin_unlock_bh(&serial->jobs.lock);
+	return queued;
+}
+
+/**
+ * ftv_queue_inline - whether a producer does a job's crypto itself
+ * @queued: what ftv_serial_add() said
+ * @segs: the job's segments
+ *
+ * With one CPU online a worker gains nothing. Nor does it for a lone
+ * packet with nothing ahead of it (a ping, an ACK on a quiet
+ * connection): handing it over would only add the wake-up of a worker
+ * to its latency. Everything else goes to the workers.
+ *
+ * Return: true to do it inline.
+ */
+bool ftv_queue_inline(enum ftv_queued queued, unsigned int segs)
+{
+	return num_online_cpus() == 1 ||
+	       (queued == FTV_QUEUED_FIRST && segs == 1);
+}
+
+/* The head job if it is no longer waiting for its crypto. */
+static struct sk_buff *serial_pop_done(struct ftv_serial *serial)
+{
+	struct sk_buff *head;
+
+	spin_lock_bh(&serial->jobs.lock);
+	head = skb_peek(&serial->jobs);
+	/* Pairs with the release in ftv_job_done(). */
+	if (head && atomic_read_acquire(&FTV_CB(head)->state) !=
+		    FTV_JOB_QUEUED) {
+		__skb_unlink(head, &serial->jobs);
+		serial->segs -= FTV_CB(head)->segs;
+	} else {
+		head = NULL;
+	}
+	spin_unlock_bh(&serial->jobs.lock);
+	return head;
+}
+
+static bool serial_head_done(struct ftv_serial *serial)
+{
+	struct sk_buff *head;
+	bool done;
+
+	spin_lock_bh(&serial->jobs.lock);
+	head = skb_peek(&serial->jobs);
+	done = head && atomic_read_acquire(&FTV_CB(head)->state) !=
+		       FTV_JOB_QUEUED;
+	spin_unlock_bh(&serial->jobs.lock);
+	return done;
+}
+
+/**
+ * ftv_serial_drain - hand on the done jobs at the head of a queue, in order
+ * @serial: the queue
+ * @finish: sends or delivers one job and drops its hold on the connection
+ *	(ftv_conn_job_put()); called with bottom halves off
+ *
+ * If another CPU is draining already, it also hands on the job this one
+ * just finished: it looks at the head once more after it lets go. The
+ * caller keeps the queue's connection alive for the call.
+ */
+void ftv_serial_drain(struct ftv_serial *serial,
+		      void (*finish)(struct sk_buff *head))
+{
+	struct sk_buff *head;
+
+	do {
+		if (!spin_trylock_bh(&serial->drain_lock))
+			return;
+		while ((head = serial_pop_done(serial)) != NULL)
+			finish(head);
+		spin_unlock_bh(&serial->drain_lock);
+		/* A job marked done while we held the lock, by a CPU that
+		 * then found it held, is ours to hand on: look again. The
+		 * barrier orders our unlock before that look, as theirs
+		 * orders marking the job before trying the lock.
+		 */
+		smp_mb();
+	} while (serial_head_done(serial));
+}
+
+/**
+ * ftv_crypt_queue_init - a device's ring and a worker per possible CPU
+ * @queue: the queue
+ * @fn: the direction's worker function
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn)
+{
+	int cpu, ret;
+
+	ret = ptr_ring_init(&queue->ring, FTV_QUEUE_RING_JOBS, GFP_KERNEL);
+	if (ret)
+		return ret;
+	queue->workers = alloc_percpu(struct ftv_crypt_worker);
+	if (!queue->workers) {
+		ptr_ring_cleanup(&queue->ring, NULL);
+		return -ENOMEM;
+	}
+	for_each_possible_cpu(cpu) {
+		struct ftv_crypt_worker *worker = per_cpu_ptr(queue->workers,
+							      cpu);
+
+		INIT_WORK(&worker->work, fn);
+		worker->queue = queue;
+	}
+	queue->last_cpu = -1;
+	return 0;
+}
+
+/**
+ * ftv_crypt_queue_uninit - stop the workers and free the ring
+ * @queue: a queue no job can be submitted to any more, and that holds
+ *	none (every connection of the device is gone)
+ */
+void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		flush_work(&per_cpu_ptr(queue->workers, cpu)->work);
+	free_percpu(queue->workers);
+	WARN_ON_ONCE(!__ptr_ring_empty(&queue->ring));
+	ptr_ring_cleanup(&queue->ring, NULL);
+}
+
+/* The next online CPU after the last one given work, round robin. A race
+ * between two producers can pick one CPU twice; that costs nothing.
+ */
+static int next_cpu(struct ftv_crypt_queue *queue)
+{
+	int cpu = cpumask_next(READ_ONCE(queue->last_cpu), cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	WRITE_ONCE(queue->last_cpu, cpu);
+	return cpu;
+}
+
+/**
+ * ftv_crypt_queue_submit - hand a queued job to a worker
+ * @queue: the device's queue for the job's direction
+ * @head: a job already in its connection's serial queue
+ *
+ * Return: false if the ring is full; the caller then marks the job dead.
+ */
+bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
+			    struct sk_buff *head)
+{
+	int cpu;
+
+	if (unlikely(ptr_ring_produce_bh(&queue->ring, head)))
+		return false;
+	cpu = next_cpu(queue);
+	queue_work_on(cpu, crypt_wq, &per_cpu_ptr(queue->workers, cpu)->work);
+	return true;
+}
+
+/**
+ * ftv_crypt_queue_next - the next job for a worker
+ * @queue: the queue
+ *
+ * Return: a job head, or NULL when the ring is empty.
+ */
+struct sk_buff *ftv_crypt_queue_next(struct ftv_crypt_queue *queue)
+{
+	if (need_resched())
+		cond_resched();
+	return ptr_ring_consume_bh(&queue->ring);
+}
+
+static int cell_poll(struct napi_struct *napi, int budget)
+{
+	struct ftv_rx_cell *cell = container_of(napi, struct ftv_rx_cell,
+						napi);
+	struct sk_buff_head batch;
+	struct sk_buff *skb;
+	int done = 0;
+
+	__skb_queue_head_init(&batch);
+	spin_lock(&cell->queue.lock);
+	while (done + skb_queue_len(&batch) < budget &&
+	       (skb = __skb_dequeue(&cell->queue)) != NULL)
+		__skb_queue_tail(&batch, skb);
+	spin_unlock(&cell->queue.lock);
+	while ((skb = __skb_dequeue(&batch)) != NULL) {
+		napi_gro_receive(napi, skb);
+		++done;
+	}
+	/* A packet queued after we looked sets NAPI's missed bit, and
+	 * napi_complete_done() then schedules us again.
+	 */
+	if (done < budget)
+		napi_complete_done(napi, done);
+	return done;
+}
+
+/**
+ * ftv_rx_cells_init - a delivery cell per possible CPU
+ * @cells: receives them
+ * @dev: the device they deliver to
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ftv_rx_cells_init(struct ftv_rx_cell __percpu **cells,
+		      struct net_device *dev)
+{
+	int cpu;
+
+	*cells = alloc_percpu(struct ftv_rx_cell);
+	if (!*cells)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct ftv_rx_cell *cell = per_cpu_ptr(*cells, cpu);
+
+		skb_queue_head_init(&cell->queue);
+		netif_napi_add(dev, &cell->napi, cell_poll);
+		napi_enable(&cell->napi);
+	}
+	return 0;
+}
+
+/**
+ * ftv_rx_cells_uninit - stop and free the cells
+ * @cells: cells nothing delivers to any more
+ */
+void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells)
+{
+	int cpu;
+
+	if (!cells)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct ftv_rx_cell *cell = per_cpu_ptr(cells, cpu);
+
+		napi_disable(&cell->napi);
+		__netif_napi_del(&cell->napi);
+		skb_queue_purge(&cell->queue);
+	}
+	/* __netif_napi_del() leaves the wait for NAPI's RCU readers to us. */
+	synchronize_net();
+	free_percpu(cells);
+}
+
+/**
+ * ftv_rx_cell_deliver - queue opened packets for delivery, in order
+ * @cell: the connection's cell
+ * @list: the packets; emptied
+ *
+ * One cell's packets are delivered in the order they were queued,
+ * whichever CPU its NAPI runs on.
+ */
+void ftv_rx_cell_deliver(struct ftv_rx_cell *cell, struct sk_buff_head *list)
+{
+	if (skb_queue_empty(list))
+		return;
+	spin_lock_bh(&cell->queue.lock);
+	skb_queue_splice_tail_init(list, &cell->queue);
+	spin_unlock(&cell->queue.lock);
+	/* With bottom halves still off, so that the poll runs as they come
+	 * back on, here, rather than at the next interrupt.
+	 */
+	napi_schedule(&cell->napi);
+	local_bh_enable();
+}
+
+/**
+ * ftv_queue_init - the workqueue the crypt workers run on
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int __init ftv_queue_init(void)
+{
+	crypt_wq = alloc_workqueue("ftv-crypt", WQ_CPU_INTENSIVE |
+				   WQ_MEM_RECLAIM, 0);
+	return crypt_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * ftv_queue_uninit - destroy it
+ */
+void ftv_queue_uninit(void)
+{
+	destroy_workqueue(crypt_wq);
+}

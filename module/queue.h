@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Parallel crypto in order: a connection's sealing and opening run on
+ * every online CPU, and what comes out leaves (or is delivered) in the
+ * order it went in. queue.c says how.
+ */
+
+#ifndef _FTV_QUEUE_H
+#define _FTV_QUEUE_H
+
+#include <linux/atomic.h>
+#include <linux/netdevice.h>
+#include <linux/ptr_ring.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+struct ftv_conn;
+
+enum ftv_queue_limits {
+	/* Jobs waiting for a CPU, per device and direction. */
+	FTV_QUEUE_RING_JOBS = 2048,
+	/* Segments in one connection's queue, per direction: about 4 MB
+	 * of 1400-byte messages. More is dropped and counted.
+	 */
+	FTV_QUEUE_MAX_SEGS = 3072,
+};
+
+/* Where a job is: waiting for its crypto, done, or failed. */
+enum ftv_job_state {
+	FTV_JOB_QUEUED,
+	FTV_JOB_DONE,
+	FTV_JOB_DEAD,
+};
+
+/* Where ftv_serial_add() put a job. */
+enum ftv_queued {
+	FTV_QUEUE_FULL,
+	FTV_QUEUED,
+	FTV_QUEUED_FIRST,
+};
+
+/* What a received message turned out to be, for the serial step. */
+enum ftv_open_result {
+	FTV_OPEN_OK,
+	FTV_OPEN_MALFORMED,
+	FTV_OPEN_NO_SESSION,
+	FTV_OPEN_BAD_AUTH,
+};
+
+/**
+ * struct ftv_cb - ftv's use of skb->cb while a packet is queued
+ * @conn: job head only: the connection, held by its job count
+ * @more: job head only: the job's other segments, linked by ->next
+ *	(the head itself is linked into its serial queue). For a transmit
+ *	job that was a GSO superpacket: all the sealed segments, the head
+ *	being only the original
+ * @state: job head only: enum ftv_job_state
+ * @segs: job head only: segments the job carries (tx: nonces reserved)
+ * @tx: what a transmit job carries (head only)
+ * @tx.counter: the first of its nonces
+ * @tx.bytes: inner bytes, for the statistics (0 for a keepalive)
+ * @rx: what each received segment carries
+ * @rx.seq: its sequence number
+ * @rx.ack: its acknowledgment number
+ * @rx.tsval: its timestamp value
+ * @rx.payload_off: offset of its payload from skb->data
+ * @rx.payload_len: payload length
+ * @rx.flags: its TCPHDR_* flags
+ * @rx.has_ts: @rx.tsval is valid
+ * @rx.result: enum ftv_open_result, set by the worker
+ */
+struct ftv_cb {
+	struct ftv_conn *conn;
+	struct sk_buff *more;
+	atomic_t state;
+	u16 segs;
+	union {
+		struct {
+			u64 counter;
+			u32 bytes;
+		} tx;
+		struct {
+			u32 seq;
+			u32 ack;
+			u32 tsval;
+			u16 payload_off;
+			u16 payload_len;
+			u8 flags;
+			bool has_ts;
+			u8 result;
+		} rx;
+	};
+};
+
+#define FTV_CB(skb) ((struct ftv_cb *)(skb)->cb)
+
+/**
+ * struct ftv_serial - one connection's jobs in one direction, in order
+ * @jobs: job heads, oldest first; its lock guards it and @segs
+ * @segs: segments of the jobs in @jobs
+ * @drain_lock: held by whoever hands done jobs on; others leave it to
+ *	them (ftv_serial_drain())
+ */
+struct ftv_serial {
+	struct sk_buff_head jobs;
+	unsigned int segs;
+	spinlock_t drain_lock; /* one CPU hands the jobs on, in order */
+};
+
+/**
+ * struct ftv_crypt_queue - a device's jobs for one direction, any CPU's
+ * @ring: job heads waiting for a worker
+ * @workers: one work item per possible CPU, all draining @ring
+ * @last_cpu: the CPU the last job was handed to (round robin)
+ */
+struct ftv_crypt_queue {
+	struct ptr_ring ring;
+	struct ftv_crypt_worker __percpu *workers;
+	int last_cpu;
+};
+
+/**
+ * struct ftv_crypt_worker - a CPU's worker for a crypt queue
+ * @work: runs the direction's worker function on that CPU
+ * @queue: the queue it drains
+ */
+struct ftv_crypt_worker {
+	struct work_struct work;
+	struct ftv_crypt_queue *queue;
+};
+
+/**
+ * struct ftv_rx_cell - a NAPI context that delivers opened packets
+ * @queue: packets to deliver, in order; its lock guards it
+ * @napi: delivers them through GRO
+ */
+struct ftv_rx_cell {
+	struct sk_buff_head queue;
+	struct napi_struct napi;
+};
+
+int ftv_queue_init(void);
+void ftv_queue_uninit(void);
+bool ftv_queue_inline(enum ftv_queued queued, unsigned int segs);
+
+void ftv_serial_init(struct ftv_serial *serial);
+void ftv_serial_purge(struct ftv_serial *serial);
+enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
+			       struct sk_buff *head, struct ftv_conn *conn,
+			       unsigned int segs, atomic64_t *next_counter);
+void ftv_serial_drain(struct ftv_serial *serial,
+		      void (*finish)(struct sk_buff *head));
+
+int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn);
+void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue);
+bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
+			    struct sk_buff *head);
+struct sk_buff *ftv_crypt_queue_next(struct ftv_crypt_queue *queue);
+
+int ftv_rx_cells_init(struct ftv_rx_cell __percpu **cells,
+		      struct net_device *dev);
+void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells);
+void ftv_rx_cell_deliver(struct ftv_rx_cell *cell, struct sk_buff_head *list);
+
+/* The next segment of the job @head after @skb, or NULL. */
+static inline struct sk_buff *ftv_job_next(struct sk_buff *head,
+					   struct sk_buff *skb)
+{
+	return skb == head ? FTV_CB(head)->more : skb->next;
+}
+
+/* Mark a job done (or failed) for its serial step. */
+static inline void ftv_job_done(struct sk_buff *head, enum ftv_job_state state)
+{
+	/* Pairs with the acquire in ftv_serial_drain(). */
+	atomic_set_release(&FTV_CB(head)->state, state);
+}
+
+static inline struct ftv_crypt_queue *
+ftv_crypt_queue_of(struct work_struct *work)
+{
+	return container_of(work, struct ftv_crypt_worker, work)->queue;
+}
+
+#endif /* _FTV_QUEUE_H */
