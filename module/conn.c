@@ -45,6 +45,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "peer.h"
+#include "receive.h"
 #include "token.h"
 #include "send.h"
 #include "timers.h"
@@ -120,8 +121,8 @@ static void conn_release(struct ftv_conn *conn)
 	struct ftv_device *fdev = conn->device;
 
 	wait_jobs(conn);
-	ftv_serial_purge(&conn->tx_queue);
-	ftv_serial_purge(&conn->rx_queue);
+	ftv_serial_uninit(&conn->tx_queue);
+	ftv_serial_uninit(&conn->rx_queue);
 	skb_queue_purge(&conn->early);
 	dst_cache_destroy(&conn->dst_cache);
 	ftv_crypto_free(conn->send_tfm);
@@ -178,6 +179,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 				 const struct ftv_tuple *tuple, gfp_t gfp)
 {
 	struct ftv_conn *conn;
+	int cpu;
 
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
@@ -196,9 +198,11 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);
-	ftv_serial_init(&conn->tx_queue);
-	ftv_serial_init(&conn->rx_queue);
-	conn->rx_cell = ftv_device_rx_cell(fdev);
+	/* Sent from one CPU, delivered through that CPU's cell. */
+	cpu = ftv_device_serial_cpu(fdev);
+	ftv_serial_init(&conn->tx_queue, ftv_send_finish_job, cpu);
+	ftv_serial_init(&conn->rx_queue, ftv_receive_finish_job, -1);
+	conn->rx_cell = per_cpu_ptr(fdev->rx_cells, cpu);
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);

@@ -141,24 +141,24 @@ int ftv_device_set_identity(struct ftv_device *fdev,
 }
 
 /**
- * ftv_device_rx_cell - the delivery cell for a new connection
+ * ftv_device_serial_cpu - the CPU a new connection sends from
  * @fdev: the device
  *
- * Connections take the cells in turn, so that many peers' deliveries
- * spread over them.
+ * Connections take the online CPUs in turn, so that many peers' sending
+ * and delivery spread over them.
  *
- * Return: a cell.
+ * Return: a CPU number.
  */
-struct ftv_rx_cell *ftv_device_rx_cell(struct ftv_device *fdev)
+int ftv_device_serial_cpu(struct ftv_device *fdev)
 {
-	unsigned int n = (unsigned int)atomic_inc_return(&fdev->next_rx_cell) %
-			 num_possible_cpus();
+	unsigned int n = (unsigned int)atomic_inc_return(&fdev->next_cpu) %
+			 num_online_cpus();
 	int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_online_cpu(cpu)
 		if (!n--)
-			break;
-	return per_cpu_ptr(fdev->rx_cells, cpu);
+			return cpu;
+	return cpumask_first(cpu_online_mask);
 }
 
 /**

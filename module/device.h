@@ -74,8 +74,8 @@ struct ftv_identity {
  * @encrypt_queue: transmit jobs waiting for a CPU to seal them
  * @decrypt_queue: receive jobs waiting for a CPU to open them
  * @rx_cells: NAPI contexts that deliver opened packets, one per
- *	possible CPU; each connection uses one (@next_rx_cell)
- * @next_rx_cell: the cell the next connection gets, round robin
+ *	possible CPU; each connection uses its sending CPU's
+ * @next_cpu: counts connections, which send from the online CPUs in turn
  * @ratelimiter: bounds handshake work caused by strangers
  * @drops: drops not attributable to a peer
  * @peer_next_id: id for debug messages
@@ -110,7 +110,7 @@ struct ftv_device {
 	struct ftv_crypt_queue encrypt_queue;
 	struct ftv_crypt_queue decrypt_queue;
 	struct ftv_rx_cell __percpu *rx_cells;
-	atomic_t next_rx_cell;
+	atomic_t next_cpu;
 	struct ftv_ratelimiter ratelimiter;
 	struct ftv_drops drops;
 	u64 peer_next_id;
@@ -127,6 +127,6 @@ bool ftv_device_copy_identity(struct ftv_device *fdev,
 			      struct ftv_identity *out);
 int ftv_device_set_identity(struct ftv_device *fdev,
 			    const u8 private_key[FTV_KEY_SIZE]);
-struct ftv_rx_cell *ftv_device_rx_cell(struct ftv_device *fdev);
+int ftv_device_serial_cpu(struct ftv_device *fdev);
 
 #endif /* _FTV_DEVICE_H */

@@ -14,7 +14,10 @@
  *  3. Whoever marks a job done then hands on, in order, every done job at
  *     the head of the serial queue: sends it, or delivers its packets to
  *     the connection's NAPI cell. One CPU does that at a time; the others
- *     leave their jobs to it.
+ *     leave their jobs to it. Sending is always done on one CPU per
+ *     connection (the others queue a work item there): segments sent on
+ *     several CPUs land in several CPUs' receive backlogs on a veth, or
+ *     transmit queues on a NIC, and can overtake each other there.
  *
  * With one CPU online nothing is gained by a worker, nor for a lone packet
  * on an idle connection: the producer does the crypto itself and hands the
@@ -35,23 +38,35 @@
 
 static struct workqueue_struct *crypt_wq;
 
+static void serial_work(struct work_struct *work);
+
 /**
  * ftv_serial_init - an empty serial queue
  * @serial: the queue
+ * @finish: hands one job on and drops its hold on the connection
+ *	(ftv_conn_job_put()); called with bottom halves off
+ * @cpu: the CPU that hands the jobs on, or -1 for whichever finishes one
  */
-void ftv_serial_init(struct ftv_serial *serial)
+void ftv_serial_init(struct ftv_serial *serial,
+		     void (*finish)(struct sk_buff *head), int cpu)
 {
 	skb_queue_head_init(&serial->jobs);
 	spin_lock_init(&serial->drain_lock);
 	serial->segs = 0;
+	serial->finish = finish;
+	serial->cpu = cpu;
+	INIT_WORK(&serial->work, serial_work);
 }
 
 /**
- * ftv_serial_purge - free what a serial queue still holds
- * @serial: a queue nobody adds to or drains any more
+ * ftv_serial_uninit - wait for its work, free what it still holds
+ * @serial: a queue nobody adds to any more, with no job left
+ *
+ * May sleep.
  */
-void ftv_serial_purge(struct ftv_serial *serial)
+void ftv_serial_uninit(struct ftv_serial *serial)
 {
+	cancel_work_sync(&serial->work);
 	WARN_ON_ONCE(!skb_queue_empty(&serial->jobs));
 	skb_queue_purge(&serial->jobs);
 }
@@ -152,18 +167,12 @@ static bool serial_head_done(struct ftv_serial *serial)
 	return done;
 }
 
-/**
- * ftv_serial_drain - hand on the done jobs at the head of a queue, in order
- * @serial: the queue
- * @finish: sends or delivers one job and drops its hold on the connection
- *	(ftv_conn_job_put()); called with bottom halves off
- *
- * If another CPU is draining already, it also hands on the job this one
- * just finished: it looks at the head once more after it lets go. The
- * caller keeps the queue's connection alive for the call.
+/*
+ * Hand on the done jobs at the head of @serial, in order. If another CPU
+ * is draining already, it also hands on the job this one just finished:
+ * it looks at the head once more after it lets go.
  */
-void ftv_serial_drain(struct ftv_serial *serial,
-		      void (*finish)(struct sk_buff *head))
+static void serial_drain(struct ftv_serial *serial)
 {
 	struct sk_buff *head;
 
@@ -171,7 +180,7 @@ void ftv_serial_drain(struct ftv_serial *serial,
 		if (!spin_trylock_bh(&serial->drain_lock))
 			return;
 		while ((head = serial_pop_done(serial)) != NULL)
-			finish(head);
+			serial->finish(head);
 		spin_unlock_bh(&serial->drain_lock);
 		/* A job marked done while we held the lock, by a CPU that
 		 * then found it held, is ours to hand on: look again. The
@@ -180,6 +189,29 @@ void ftv_serial_drain(struct ftv_serial *serial,
 		 */
 		smp_mb();
 	} while (serial_head_done(serial));
+}
+
+/* The queue's connection waits for this work before it goes. */
+static void serial_work(struct work_struct *work)
+{
+	serial_drain(container_of(work, struct ftv_serial, work));
+}
+
+/**
+ * ftv_serial_hand_on - hand on what is done at the head of a queue
+ * @serial: the queue, after one of its jobs was marked done
+ *
+ * Here, or on the queue's CPU if it has one and this is another. The
+ * caller keeps the queue's connection alive for the call.
+ */
+void ftv_serial_hand_on(struct ftv_serial *serial)
+{
+	int cpu = READ_ONCE(serial->cpu);
+
+	if (cpu < 0 || cpu == raw_smp_processor_id() || !cpu_online(cpu))
+		serial_drain(serial);
+	else
+		queue_work_on(cpu, crypt_wq, &serial->work);
 }
 
 /**

@@ -101,11 +101,17 @@ struct ftv_cb {
  * @segs: segments of the jobs in @jobs
  * @drain_lock: held by whoever hands done jobs on; others leave it to
  *	them (ftv_serial_drain())
+ * @finish: hands one job on (sends it, or delivers its packets)
+ * @cpu: the CPU that hands the jobs on, or -1 for any
+ * @work: runs the hand-over on @cpu
  */
 struct ftv_serial {
 	struct sk_buff_head jobs;
 	unsigned int segs;
 	spinlock_t drain_lock; /* one CPU hands the jobs on, in order */
+	void (*finish)(struct sk_buff *head);
+	int cpu;
+	struct work_struct work;
 };
 
 /**
@@ -144,13 +150,13 @@ int ftv_queue_init(void);
 void ftv_queue_uninit(void);
 bool ftv_queue_inline(enum ftv_queued queued, unsigned int segs);
 
-void ftv_serial_init(struct ftv_serial *serial);
-void ftv_serial_purge(struct ftv_serial *serial);
+void ftv_serial_init(struct ftv_serial *serial,
+		     void (*finish)(struct sk_buff *head), int cpu);
+void ftv_serial_uninit(struct ftv_serial *serial);
 enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
 			       struct sk_buff *head, struct ftv_conn *conn,
 			       unsigned int segs, atomic64_t *next_counter);
-void ftv_serial_drain(struct ftv_serial *serial,
-		      void (*finish)(struct sk_buff *head));
+void ftv_serial_hand_on(struct ftv_serial *serial);
 
 int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn);
 void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue);

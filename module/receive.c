@@ -487,8 +487,16 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	return true;
 }
 
-/* Delivered (or dropped) in order, after its crypto: one receive job. */
-static void finish_job(struct sk_buff *head)
+/**
+ * ftv_receive_finish_job - deliver one receive job, after its crypto, in
+ *	order
+ * @head: the job, off its connection's serial queue (queue.c)
+ *
+ * Each message passes the replay check and updates both TCP streams'
+ * state before its packet goes to the connection's cell; what failed is
+ * dropped and counted. Drops the job's hold on its connection.
+ */
+void ftv_receive_finish_job(struct sk_buff *head)
 {
 	struct ftv_cb *cb = FTV_CB(head);
 	struct ftv_conn *conn = cb->conn;
@@ -539,7 +547,7 @@ void ftv_receive_worker(struct work_struct *work)
 		ftv_conn_job_get(conn);
 		open_job(head);
 		ftv_job_done(head, FTV_JOB_DONE);
-		ftv_serial_drain(&conn->rx_queue, finish_job);
+		ftv_serial_hand_on(&conn->rx_queue);
 		ftv_conn_job_put(conn);
 	}
 }
@@ -570,7 +578,7 @@ static void queue_open(struct ftv_conn *conn, struct sk_buff *head,
 		/* The ring is full: finish_job() counts the drop. */
 		ftv_job_done(head, FTV_JOB_DEAD);
 	}
-	ftv_serial_drain(&conn->rx_queue, finish_job);
+	ftv_serial_hand_on(&conn->rx_queue);
 }
 
 /* Initiator: the SYN-ACK arrived; acknowledge it and send the initiation. */

@@ -592,23 +592,31 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 	dst_release(dst);
 }
 
-/* Sent (or dropped) in order, after its crypto: one transmit job. */
-static void finish_job(struct sk_buff *head)
+/**
+ * ftv_send_finish_job - send one transmit job, after its crypto, in order
+ * @head: the job, off its connection's serial queue (queue.c)
+ *
+ * Or drop it, if sealing failed or the connection is gone. Drops the
+ * job's hold on its connection.
+ */
+void ftv_send_finish_job(struct sk_buff *head)
 {
 	struct ftv_cb *cb = FTV_CB(head);
-	struct ftv_conn *conn = cb->conn;
+	bool done = atomic_read(&cb->state) == FTV_JOB_DONE;
 	struct sk_buff *sealed = cb->more ?: head;
+	unsigned int segs = cb->segs, bytes = cb->tx.bytes;
+	struct ftv_conn *conn = cb->conn;
 	int state = READ_ONCE(conn->state);
 
-	if (cb->more)
+	/* The original of a split superpacket; its cb goes with it. */
+	if (sealed != head)
 		consume_skb(head);
 	/* A retired connection still sends what was sealed for it. */
-	if (likely(atomic_read(&cb->state) == FTV_JOB_DONE &&
-		   (state == FTV_CONN_ESTABLISHED ||
-		    state == FTV_CONN_RETIRED))) {
-		send_sealed(conn, sealed, cb->segs, cb->tx.bytes);
+	if (likely(done && (state == FTV_CONN_ESTABLISHED ||
+			    state == FTV_CONN_RETIRED))) {
+		send_sealed(conn, sealed, segs, bytes);
 	} else {
-		DEV_STATS_ADD(conn->device->dev, tx_dropped, cb->segs);
+		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
 	}
 	ftv_conn_job_put(conn);
@@ -632,7 +640,7 @@ void ftv_send_worker(struct work_struct *work)
 		 */
 		ftv_conn_job_get(conn);
 		ftv_job_done(head, seal_job(head));
-		ftv_serial_drain(&conn->tx_queue, finish_job);
+		ftv_serial_hand_on(&conn->tx_queue);
 		ftv_conn_job_put(conn);
 	}
 }
@@ -670,7 +678,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 		/* The ring is full: finish_job() counts the drop. */
 		ftv_job_done(skb, FTV_JOB_DEAD);
 	}
-	ftv_serial_drain(&conn->tx_queue, finish_job);
+	ftv_serial_hand_on(&conn->tx_queue);
 }
 
 /*
