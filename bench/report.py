@@ -19,6 +19,11 @@ Derived figures, per sample:
   busy        the same jiffies as a fraction of all the VM's CPU time
   kpps        packets the receiving device counted per second while the
               traffic flowed (pps test)
+  rtt_ms      median of 30 idle pings through the tunnel (rtt test)
+  mb_s        MB (10^6 bytes) per second tcrypt sealed on one CPU (aead)
+Besides the samples: tshark's view of captured ftv streams (wire1,
+wire4) and the replay drops in both ends' ftvctl show --json after each
+repeat.
 Each cell is the median over the repeats; the +- is half the range.
 Nothing here is a pass or a fail: targets are reported, not asserted.
 """
@@ -50,6 +55,7 @@ ROWS = [
     ("pps", "kpps", "64-byte UDP received", "kpps"),
     ("tcp1_fwd", "cpu_s_per_gb", "CPU per GB, 1 stream A→B", "CPU-s/GB"),
     ("tcp4_fwd", "cpu_s_per_gb", "CPU per GB, 4 streams A→B", "CPU-s/GB"),
+    ("rtt", "rtt_ms", "idle ping round trip", "ms"),
 ] + [("loss_" + x, "mbps", f"10 ms delay, {x} % loss", "Mbit/s")
      for x in LOSSES] + [
     ("kept_1", "frac", "kept at 1 % loss (÷ 0 %)", "fraction"),
@@ -166,6 +172,8 @@ def load_samples(outdir):
             s.update(series_figures(s.get("series")))
             if s["test"] != "pps":
                 s.pop("kpps", None)
+            if s["test"] == "aead" and s.get("bytes") and s.get("seconds"):
+                s["mb_s"] = s["bytes"] / s["seconds"] / 1e6
             samples.append(s)
     # kept_1: within each repeat, 1 % loss throughput over 0 % loss
     by = {(s["repeat"], s["config"], s["test"]): s for s in samples}
@@ -183,12 +191,34 @@ def medians(samples):
     vals = {}
     for s in samples:
         for metric in ("mbps", "kpps", "cpu_s_per_gb", "frac", "busy",
-                       "retransmits"):
+                       "retransmits", "rtt_ms", "mb_s"):
             v = s.get(metric)
             if v is not None:
                 vals.setdefault((s["config"], s["test"], metric), []).append(v)
     return {k: {"median": statistics.median(v), "min": min(v), "max": max(v),
                 "n": len(v)} for k, v in vals.items()}
+
+
+def ftv_drops(outdir):
+    """Each repeat's drop counters of ftv's peers, both ends summed."""
+    g = os.path.join(outdir, "guest")
+    out = {}
+    for name in sorted(os.listdir(g)) if os.path.isdir(g) else []:
+        if not (name.startswith("ftv-") and name.endswith(".json")):
+            continue
+        j = load_json(os.path.join(g, name)) or {}
+        rep = name.rsplit("-r", 1)[-1][:-5]
+        tot = out.setdefault(rep, {})
+        for dev in j.values():
+            for peer in dev.get("peers", []):
+                for k, v in peer.get("drops", {}).items():
+                    tot[k] = tot.get(k, 0) + v
+    return out
+
+
+def wire(samples):
+    return {s["test"]: s for s in samples
+            if s["config"] == "ftv" and s["test"].startswith("wire")}
 
 
 def host_meta(outdir):
@@ -312,6 +342,9 @@ def targets(med):
     v = [r("tcp1_fwd", "cpu_s_per_gb"), r("tcp4_fwd", "cpu_s_per_gb")]
     t.append(("CPU per GB, ftv/WireGuard ≤ 1.0 (1 and 4 streams)", v,
               both(v, lambda x: x <= 1.0)))
+    v = [r("rtt", "rtt_ms")]
+    t.append(("idle round trip, ftv/WireGuard ≤ 1.10", v,
+              both(v, lambda x: x <= 1.10)))
     kf, kw = kept("ftv"), kept("wireguard")
     v = [kf, kw]
     t.append(("at 1 % loss ftv keeps ≥ the fraction WireGuard keeps "
@@ -322,10 +355,48 @@ def targets(med):
 
 
 def num(v, digits=2):
+    if isinstance(v, int):
+        return str(v)
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-def markdown(med, meta, rats, tgts, configs):
+def aead_lines(med):
+    """The AEAD ceiling beside what one stream achieved."""
+    m = med.get(("aead", "aead", "mb_s"))
+    if not m:
+        return []
+    ceil = m["median"] * 8
+    lines = [f"AEAD ceiling: the kernel's ChaCha20-Poly1305 (tcrypt mode "
+             f"213) sealed {m['median']:.1f} MB/s of 1420-byte messages on "
+             f"one CPU, {ceil:.0f} Mbit/s; a stream whose sealing and "
+             f"opening ran on one CPU could not beat half that "
+             f"({ceil / 2:.0f} Mbit/s)."]
+    for cfg, name in (("ftv", "ftv"), ("wireguard", "WireGuard")):
+        one = med.get((cfg, "tcp1_fwd", "mbps"))
+        if one:
+            lines.append(f"- {name}, 1 stream A→B: {one['median']:.0f} Mbit/s"
+                         f", {one['median'] / ceil:.2f} of one CPU's "
+                         "sealing rate")
+    return lines + [""]
+
+
+def wire_lines(samples, drops):
+    lines = []
+    for test, w in sorted(wire(samples).items()):
+        lines.append(f"- captured ftv, {test[4:]} stream(s) A→B on A's "
+                     f"cable: {w['frames']} frames, tshark finds "
+                     f"{w['out_of_order']} out of order, "
+                     f"{w['retransmissions']} retransmitted "
+                     f"({w['lost_segment']} after a segment the capture "
+                     "missed)")
+    for rep, d in sorted(drops.items()):
+        nz = ", ".join(f"{k} {v}" for k, v in sorted(d.items()) if v)
+        lines.append(f"- ftv drop counters after repeat {rep}, both ends: "
+                     f"{nz or 'all zero'}")
+    return lines + ([""] if lines else [])
+
+
+def markdown(med, meta, rats, tgts, configs, samples=(), drops=None):
     g, h = meta["guest"], meta["host"]
     p = g.get("parameters", {})
     lines = [f"# make bench — {h.get('date', '?')}", ""]
@@ -377,6 +448,8 @@ def markdown(med, meta, rats, tgts, configs):
                  "the cable's offloads off for every configuration. CPU per "
                  "GB counts both ends (one VM); lower is better.")
     lines.append("")
+    lines += aead_lines(med)
+    lines += wire_lines(samples, drops or {})
     lines.append("Targets (reported, never asserted):")
     lines.append("")
     for t in tgts:
@@ -499,11 +572,22 @@ def report(outdir, resdir, name):
     configs = [c for c, _ in CONFIGS if c in present]
     rats = ratios(med, samples)
     tgts = targets(med)
+    w = wire(samples)
+    if w:
+        v = [sum(x["out_of_order"] + x["retransmissions"] for x in w.values())]
+        tgts.append({"target": "no outer segment out of order or "
+                     "retransmitted in the captures (count)", "values": v,
+                     "met": v[0] == 0})
 
     os.makedirs(resdir, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     base = os.path.join(resdir, name)
-    md = markdown(med, meta, rats, tgts, configs)
+    drops = ftv_drops(outdir)
+    if drops:
+        v = [sum(d.get("replay", 0) for d in drops.values())]
+        tgts.append({"target": "no replay drops during the bench (count)",
+                     "values": v, "met": v[0] == 0})
+    md = markdown(med, meta, rats, tgts, configs, samples, drops)
     with open(base + ".md", "w") as f:
         f.write(md)
     data = {
@@ -512,6 +596,7 @@ def report(outdir, resdir, name):
                     for (c, t, m), v in sorted(med.items())],
         "ratios": rats,
         "targets": tgts,
+        "ftv_drops": drops,
         "samples": samples,
     }
     with open(base + ".json", "w") as f:

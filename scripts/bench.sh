@@ -12,8 +12,10 @@
 #	scripts/bench.sh
 #
 # Environment: BENCH_CPU (qemu model, default qemu64: software emulation
-# of AVX2 would distort what crypto costs), BENCH_QUICK=1 (1 repeat, 5 s
-# runs, for trying things), BENCH_TESTS, BENCH_CONFIGS and the other
+# of AVX2 would distort what crypto costs), BENCH_CPUS (vCPUs, default 2;
+# another count writes its results under a name ending in -Ncpu),
+# BENCH_QUICK=1 (1 repeat, 5 s runs, for trying things), BENCH_TESTS,
+# BENCH_CONFIGS and the other
 # BENCH_* knobs of scripts/bench-guest.sh; KVER or FTV_KERNEL (default
 # 6.1), FTV_SKIP_DEPS=1, FTV_VM_TIMEOUT (default 4800 s), MAKE.
 #
@@ -75,6 +77,12 @@ if [ "${BENCH_QUICK:-0}" = 1 ] || [ -n "${BENCH_TESTS:-}" ] ||
    [ -n "${BENCH_CONFIGS:-}" ] || [ -n "${BENCH_REPEATS:-}" ]; then
 	name=quick
 fi
+cpus=${BENCH_CPUS:-2}
+case $cpus in
+'' | *[!0-9]* | 0) die "BENCH_CPUS must be a number of vCPUs, not '$cpus'" ;;
+2) ;;
+*) name=$name-${cpus}cpu ;;
+esac
 
 # What the host was doing and what was measured, for the report.
 mkdir -p "$OUT"
@@ -86,7 +94,7 @@ cpu=${BENCH_CPU:-qemu64}
 	cmd="make bench"
 	for v in BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME \
 		BENCH_OMIT BENCH_LOSS_TIME BENCH_PPS_TIME BENCH_LOSS BENCH_DELAY BENCH_PROFILE \
-		BENCH_CPU KVER FTV_KERNEL; do
+		BENCH_CPU BENCH_CPUS KVER FTV_KERNEL; do
 		[ -n "${!v:-}" ] && cmd="$cmd $v=\"${!v}\""
 	done
 	echo "$cmd" >"$OUT/host/command"
@@ -116,7 +124,7 @@ for v in BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME \
 done
 
 step "benchmarks in a VM running $kver (-cpu $cpu)"
-FTV_VM_QEMU_OPTS="-cpu $cpu" FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-4800} \
+FTV_VM_CPUS=$cpus FTV_VM_QEMU_OPTS="-cpu $cpu" FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-4800} \
 	scripts/vm.sh -k "$kver" -o "$OUT" -m "$build/module/ftv.ko" -- \
 	env "${guest_env[@]}" scripts/bench-guest.sh "$OUT"
 rc=$?
