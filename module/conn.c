@@ -123,6 +123,7 @@ static void conn_release(struct ftv_conn *conn)
 	wait_jobs(conn);
 	ftv_serial_uninit(&conn->tx_queue);
 	ftv_serial_uninit(&conn->rx_queue);
+	ftv_fec_conn_uninit(conn);
 	skb_queue_purge(&conn->early);
 	dst_cache_destroy(&conn->dst_cache);
 	ftv_crypto_free(conn->send_tfm);
@@ -203,6 +204,7 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	ftv_serial_init(&conn->tx_queue, ftv_send_finish_job, cpu);
 	ftv_serial_init(&conn->rx_queue, ftv_receive_finish_job, -1);
 	conn->rx_cell = per_cpu_ptr(fdev->rx_cells, cpu);
+	ftv_fec_conn_init(conn);
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
@@ -703,8 +705,8 @@ static int prepare_handshake(struct ftv_conn *conn,
 				    (struct ftv_msg_init *)conn->init_msg);
 	if (ret)
 		return ret;
-	pad = get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
-	get_random_bytes(conn->init_msg + sizeof(struct ftv_msg_init), pad);
+	pad = ftv_noise_pad(&conn->handshake, false,
+			    conn->init_msg + sizeof(struct ftv_msg_init));
 	conn->init_len = sizeof(struct ftv_msg_init) + pad;
 	return 0;
 }

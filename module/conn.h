@@ -4,6 +4,7 @@
 #define _FTV_CONN_H
 
 #include "faketcp.h"
+#include "fec.h"
 #include "noise.h"
 #include "queue.h"
 #include "replay.h"
@@ -104,6 +105,7 @@ enum ftv_conn_state {
  * @tx_queue: jobs being sealed, in the order they are to leave
  * @rx_queue: jobs being opened, in the order they are to be delivered
  * @rx_cell: the device's NAPI cell this connection delivers through
+ * @fec: forward error correction on this connection (fec.c)
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
@@ -150,6 +152,7 @@ struct ftv_conn {
 	struct ftv_serial tx_queue;
 	struct ftv_serial rx_queue;
 	struct ftv_rx_cell *rx_cell;
+	struct ftv_fec_conn fec;
 	atomic_t jobs;
 	unsigned long created;
 	unsigned long established;

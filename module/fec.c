@@ -1,13 +1,126 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Forward error correction for lossy paths: a peer's setting and counters.
+ * Forward error correction for lossy paths: a peer's setting, its
+ * counters, and the engine on each connection.
+ *
+ * Sending: the inner GSO superpacket a transmit job carries (queue.c) is
+ * cut into groups of at most K data messages, and each group gets
+ * ceil(M * k / K) repair messages (fec_code.c), sealed like data, with
+ * the counters that follow the group's data messages. Both kinds are
+ * reserved together when the job is queued, so a group's counters are
+ * consecutive: base .. base + k - 1 for its data, then its repairs. Only
+ * the repair message says it is one, inside its sealed plaintext
+ * (struct ftv_msg_repair).
+ *
+ * Receiving: data is delivered the moment it is opened, as always. While
+ * the peer sends repair messages, each opened data message is also kept
+ * in a ring of slots, by counter; a repair message names its group, and
+ * as soon as enough of the group is there the missing data messages are
+ * rebuilt and delivered, late but without waiting for anything else. A
+ * group still missing data after about a round trip, or whose slots were
+ * taken by newer messages, is given up (groups_lost).
+ *
+ * With "auto", each end measures the loss on what it receives (counters
+ * that never arrived) and reports it every FTV_FEC_LOSS_INTERVAL messages
+ * in a sealed control message (struct ftv_msg_loss); the sender picks K:M
+ * from that, and sends no repair while the path is clean. Both ends must
+ * know FEC: each says so in its handshake message (ftv_noise_fec_tag());
+ * toward a peer that does not, nothing changes.
  */
 
 #include "fec.h"
+#include "conn.h"
+#include "device.h"
+#include "fec_code.h"
 #include "peer.h"
+#include "send.h"
 
 #include <linux/ftv.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
 #include <net/netlink.h>
+
+enum ftv_fec_limits {
+	/* Messages kept for rebuilding; a group spans at most 80. */
+	FTV_FEC_SLOTS = 128,
+	/* Groups waiting for a missing message at once. */
+	FTV_FEC_GROUPS = 16,
+	/* Messages between two loss reports. */
+	FTV_FEC_LOSS_INTERVAL = 1024,
+	/* Bounds of how long a group waits, around the round trip. */
+	FTV_FEC_WAIT_MIN_MS = 10,
+	FTV_FEC_WAIT_MAX_MS = 1000,
+};
+
+enum ftv_fec_slot_kind {
+	FTV_FEC_EMPTY,
+	FTV_FEC_DATA,
+	FTV_FEC_REPAIR,
+};
+
+/**
+ * struct ftv_fec_slot - one received message kept for rebuilding
+ * @counter: its counter
+ * @len: its length (for a repair message, its block's)
+ * @kind: enum ftv_fec_slot_kind
+ * @index: a repair message's index in its group
+ * @block: its bytes
+ */
+struct ftv_fec_slot {
+	u64 counter;
+	u16 len;
+	u8 kind;
+	u8 index;
+	u8 block[FTV_FEC_MAX_LEN];
+};
+
+/**
+ * struct ftv_fec_group - a group a repair message announced
+ * @base: counter of its first data message
+ * @k: its data messages
+ * @m: its repair messages
+ * @pending: still missing data, not given up yet
+ * @deadline: jiffies after which it is given up
+ */
+struct ftv_fec_group {
+	u64 base;
+	u8 k;
+	u8 m;
+	bool pending;
+	unsigned long deadline;
+};
+
+/**
+ * struct ftv_fec_rx - what the receive side keeps, per connection
+ * @slot: messages by counter modulo FTV_FEC_SLOTS
+ * @group: groups that may still be rebuilt
+ */
+struct ftv_fec_rx {
+	struct ftv_fec_slot slot[FTV_FEC_SLOTS];
+	struct ftv_fec_group group[FTV_FEC_GROUPS];
+};
+
+/* What "auto" uses for a loss rate: about 10^-4 left after rebuilding,
+ * for independent losses (the binomial tail of each K + M).
+ */
+static const struct {
+	u32 loss_ppm;
+	u8 k;
+	u8 m;
+} auto_table[] = {
+	{ 100, 0, 0 },
+	{ 1000, 32, 1 },
+	{ 2000, 24, 1 },
+	{ 5000, 32, 2 },
+	{ 10000, 32, 3 },
+	{ 20000, 32, 5 },
+	{ 30000, 32, 6 },
+	{ 50000, 32, 8 },
+	{ 80000, 20, 8 },
+	{ 100000, 12, 8 },
+	{ 150000, 8, 8 },
+	{ U32_MAX, 8, 12 },
+};
 
 /**
  * ftv_fec_config - read a peer's FEC setting
@@ -53,20 +166,520 @@ void ftv_fec_configure(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
  */
 int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr)
 {
-	struct nlattr *nest = nla_nest_start(skb, attr);
+	struct ftv_fec_stats *st = &peer->fec_stats;
+	u8 active = 0, k = 0, m = 0;
+	struct ftv_conn *conn;
+	struct nlattr *nest;
+	u32 loss = 0;
 
+	rcu_read_lock_bh();
+	conn = rcu_dereference_bh(peer->conn);
+	if (conn && READ_ONCE(conn->fec.peer_has_fec) &&
+	    ftv_fec_config(peer).mode != FTV_FEC_OFF) {
+		active = 1;
+		k = READ_ONCE(conn->fec.k);
+		m = READ_ONCE(conn->fec.m);
+		loss = READ_ONCE(conn->fec.peer_loss_ppm);
+	}
+	rcu_read_unlock_bh();
+	nest = nla_nest_start(skb, attr);
 	if (!nest)
 		return -EMSGSIZE;
-	if (nla_put_u8(skb, FTV_FEC_A_ACTIVE, 0) ||
-	    nla_put_u8(skb, FTV_FEC_A_DATA, 0) ||
-	    nla_put_u8(skb, FTV_FEC_A_REPAIR, 0) ||
-	    nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, 0) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_REPAIR_SENT, 0, FTV_FEC_A_PAD) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_REBUILT, 0, FTV_FEC_A_PAD) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_GROUPS_LOST, 0, FTV_FEC_A_PAD)) {
+	if (nla_put_u8(skb, FTV_FEC_A_ACTIVE, active) ||
+	    nla_put_u8(skb, FTV_FEC_A_DATA, k) ||
+	    nla_put_u8(skb, FTV_FEC_A_REPAIR, m) ||
+	    nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, loss) ||
+	    nla_put_u64_64bit(skb, FTV_FEC_A_REPAIR_SENT,
+			      atomic64_read(&st->repair_sent), FTV_FEC_A_PAD) ||
+	    nla_put_u64_64bit(skb, FTV_FEC_A_REBUILT,
+			      atomic64_read(&st->rebuilt), FTV_FEC_A_PAD) ||
+	    nla_put_u64_64bit(skb, FTV_FEC_A_GROUPS_LOST,
+			      atomic64_read(&st->groups_lost), FTV_FEC_A_PAD)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
 	nla_nest_end(skb, nest);
 	return 0;
+}
+
+static void alloc_work(struct work_struct *work)
+{
+	struct ftv_conn *conn = container_of(work, struct ftv_conn,
+					     fec.alloc_work);
+	struct ftv_fec_rx *rx = kvzalloc(sizeof(*rx), GFP_KERNEL);
+
+	if (rx) /* pairs with the acquire in rx_of() */
+		smp_store_release(&conn->fec.rx, rx);
+}
+
+/**
+ * ftv_fec_conn_init - FEC state of a new connection
+ * @conn: the connection
+ */
+void ftv_fec_conn_init(struct ftv_conn *conn)
+{
+	INIT_WORK(&conn->fec.alloc_work, alloc_work);
+}
+
+/**
+ * ftv_fec_conn_uninit - free it
+ * @conn: a connection nothing uses any more
+ *
+ * May sleep.
+ */
+void ftv_fec_conn_uninit(struct ftv_conn *conn)
+{
+	cancel_work_sync(&conn->fec.alloc_work);
+	kvfree(conn->fec.rx);
+	conn->fec.rx = NULL;
+}
+
+/**
+ * ftv_fec_plan - the K:M of a transmit job
+ * @conn: its connection
+ * @segs: data messages in the job
+ * @k: receives K, 0 for no repair at all
+ * @m: receives M
+ *
+ * Only a job of two messages or more is protected, and only when both
+ * ends know FEC and the peer's setting is not off. The caller has checked
+ * that every message of the job, and a repair message as long, fit.
+ */
+void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m)
+{
+	struct ftv_fec_config cfg = ftv_fec_config(conn->peer);
+	u32 loss;
+	int i;
+
+	*k = 0;
+	*m = 0;
+	if (segs < 2 || cfg.mode == FTV_FEC_OFF ||
+	    !READ_ONCE(conn->fec.peer_has_fec))
+		return;
+	if (cfg.mode == FTV_FEC_FIXED) {
+		*k = cfg.data;
+		*m = cfg.repair;
+	} else {
+		/* A margin over what was measured: loss comes in spells. */
+		loss = READ_ONCE(conn->fec.peer_loss_ppm);
+		loss += loss / 2;
+		for (i = 0; loss >= auto_table[i].loss_ppm; ++i)
+			;
+		*k = auto_table[i].k;
+		*m = auto_table[i].m;
+	}
+	if (READ_ONCE(conn->fec.k) != *k || READ_ONCE(conn->fec.m) != *m) {
+		WRITE_ONCE(conn->fec.k, *k);
+		WRITE_ONCE(conn->fec.m, *m);
+	}
+}
+
+/**
+ * ftv_fec_group_size - data messages in one group of a job
+ * @n: the job's data messages
+ * @k: K
+ * @g: the group's index
+ *
+ * A job's n messages make ceil(n / K) groups as even as can be, earlier
+ * groups the larger.
+ *
+ * Return: the group's data messages.
+ */
+unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
+				unsigned int g)
+{
+	unsigned int groups = DIV_ROUND_UP(n, k);
+
+	return n / groups + (g < n % groups);
+}
+
+/**
+ * ftv_fec_group_repair - repair messages of a group of @kg data messages
+ * @kg: the group's data messages
+ * @k: K
+ * @m: M
+ *
+ * Return: ceil(M * kg / K): a small group gets proportionally as many.
+ */
+unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
+				  unsigned int m)
+{
+	return min_t(unsigned int, DIV_ROUND_UP(m * kg, k),
+		     FTV_FEC_CODE_MAX_REPAIR);
+}
+
+/**
+ * ftv_fec_repairs - repair messages of a whole job
+ * @n: the job's data messages
+ * @k: K, 0 for none
+ * @m: M
+ *
+ * Return: how many.
+ */
+unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m)
+{
+	unsigned int g, total = 0;
+
+	if (!k || n < 2)
+		return 0;
+	for (g = 0; g < DIV_ROUND_UP(n, k); ++g)
+		total += ftv_fec_group_repair(ftv_fec_group_size(n, k, g), k,
+					      m);
+	return total;
+}
+
+/**
+ * ftv_fec_repair - build one repair message of a group
+ * @members: the group's data messages: linear plaintexts
+ * @kg: how many
+ * @mg: the group's repair messages
+ * @j: which one to build
+ *
+ * Return: an skb with the repair message's plaintext and room to seal
+ * it, or NULL.
+ */
+struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
+			       unsigned int kg, unsigned int mg,
+			       unsigned int j)
+{
+	unsigned int len[FTV_FEC_CODE_MAX_DATA], block_len = 0, i;
+	u8 *data[FTV_FEC_CODE_MAX_DATA];
+	struct ftv_msg_repair *msg;
+	struct sk_buff *skb;
+
+	for (i = 0; i < kg; ++i) {
+		data[i] = members[i]->data;
+		len[i] = members[i]->len;
+		block_len = max(block_len, len[i]);
+	}
+	skb = alloc_skb(FTV_SEND_HEADROOM + FTV_FEC_REPAIR_HLEN + block_len +
+			FTV_TAG_SIZE, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, FTV_SEND_HEADROOM);
+	msg = skb_put(skb, FTV_FEC_REPAIR_HLEN + block_len);
+	msg->type = FTV_CONTROL_REPAIR;
+	msg->data = kg;
+	msg->repair = mg;
+	msg->index = j;
+	ftv_fec_encode(kg, j, data, len, block_len, msg->block);
+	return skb;
+}
+
+/* Round trip samples from the timestamps the peer echoes. */
+static void sample_rtt(struct ftv_conn *conn, u32 tsecr)
+{
+	u32 rtt = ftv_conn_tsval(conn) - tsecr;
+	struct ftv_fec_conn *fc = &conn->fec;
+
+	if (rtt > FTV_FEC_WAIT_MAX_MS * 10)
+		return;
+	fc->srtt_ms = fc->srtt_ms ? (7 * fc->srtt_ms + rtt) / 8 : rtt;
+}
+
+/**
+ * ftv_fec_received - count an authenticated message for the loss rate
+ * @conn: its connection
+ * @counter: its counter
+ * @tsecr: its timestamp echo
+ * @has_ts: @tsecr is valid
+ *
+ * The loss rate is what did not arrive of the counters the greatest one
+ * moved past, over FTV_FEC_LOSS_INTERVAL messages, smoothed.
+ *
+ * Return: true when a loss report is due to a peer that knows FEC.
+ */
+bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
+		      bool has_ts)
+{
+	struct ftv_fec_conn *fc = &conn->fec;
+	u64 advanced, lost;
+	u32 ppm;
+
+	if (has_ts)
+		sample_rtt(conn, tsecr);
+	if (!fc->interval_seen && !fc->greatest)
+		fc->interval_start = counter;
+	++fc->interval_seen;
+	if (counter > fc->greatest)
+		fc->greatest = counter;
+	advanced = fc->greatest - fc->interval_start;
+	if (advanced < FTV_FEC_LOSS_INTERVAL)
+		return false;
+	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
+	ppm = div64_u64(lost * 1000000, advanced);
+	WRITE_ONCE(fc->loss_ppm, (3 * fc->loss_ppm + ppm) / 4);
+	fc->interval_start = fc->greatest;
+	fc->interval_seen = 0;
+	return READ_ONCE(fc->peer_has_fec);
+}
+
+/**
+ * ftv_fec_loss_report - the peer says how much of ours it lost
+ * @conn: the connection it came on
+ * @skb: the opened struct ftv_msg_loss, linear
+ */
+void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb)
+{
+	const struct ftv_msg_loss *msg = (const void *)skb->data;
+
+	if (skb->len >= sizeof(*msg))
+		WRITE_ONCE(conn->fec.peer_loss_ppm,
+			   min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000));
+}
+
+static struct ftv_fec_rx *rx_of(struct ftv_conn *conn)
+{
+	/* Pairs with the release in alloc_work(). */
+	return smp_load_acquire(&conn->fec.rx);
+}
+
+static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
+{
+	return &rx->slot[counter % FTV_FEC_SLOTS];
+}
+
+/* The slot holding message @counter of @kind, or NULL. */
+static struct ftv_fec_slot *find(struct ftv_fec_rx *rx, u64 counter,
+				 u8 kind)
+{
+	struct ftv_fec_slot *slot = slot_of(rx, counter);
+
+	return slot->kind == kind && slot->counter == counter ? slot : NULL;
+}
+
+static void give_up(struct ftv_conn *conn, struct ftv_fec_group *group)
+{
+	group->pending = false;
+	atomic64_inc(&conn->peer->fec_stats.groups_lost);
+}
+
+/* Rebuild @group's missing data from its repair messages into the
+ * missing messages' own slots.
+ */
+static int decode(struct ftv_fec_rx *rx, struct ftv_fec_group *group,
+		  unsigned int nrep)
+{
+	unsigned int len[FTV_FEC_CODE_MAX_DATA], idx[FTV_FEC_CODE_MAX_REPAIR];
+	u8 *data[FTV_FEC_CODE_MAX_DATA], *rep[FTV_FEC_CODE_MAX_REPAIR];
+	unsigned int i, j, n = 0, block_len = 0;
+	struct ftv_fec_slot *slot;
+
+	for (j = 0; j < group->m && n < nrep; ++j) {
+		slot = find(rx, group->base + group->k + j, FTV_FEC_REPAIR);
+		if (!slot)
+			continue;
+		block_len = slot->len;
+		rep[n] = slot->block;
+		idx[n++] = slot->index;
+	}
+	for (i = 0; i < group->k; ++i) {
+		u64 counter = group->base + i;
+
+		slot = slot_of(rx, counter);
+		if (find(rx, counter, FTV_FEC_DATA)) {
+			if (slot->len > block_len)
+				return -EINVAL;
+			len[i] = slot->len;
+		} else {
+			/* A newer message took the slot: too late. */
+			if (slot->kind != FTV_FEC_EMPTY &&
+			    slot->counter > counter)
+				return -ETIME;
+			len[i] = 0;
+		}
+		data[i] = slot->block;
+	}
+	return ftv_fec_decode(group->k, data, len, block_len, idx, rep, n);
+}
+
+/* Rebuild @group if enough of it is there; hand each rebuilt message to
+ * @rebuilt.
+ */
+static void try_group(struct ftv_conn *conn, struct ftv_fec_rx *rx,
+		      struct ftv_fec_group *group, ftv_fec_rebuilt_t rebuilt,
+		      void *arg)
+{
+	unsigned int i, j, missing = 0, nrep = 0, block_len = 0;
+	struct ftv_fec_slot *slot;
+	struct sk_buff *skb;
+
+	for (i = 0; i < group->k; ++i)
+		missing += !find(rx, group->base + i, FTV_FEC_DATA);
+	if (!missing) {
+		group->pending = false;
+		return;
+	}
+	for (j = 0; j < group->m; ++j) {
+		slot = find(rx, group->base + group->k + j, FTV_FEC_REPAIR);
+		if (slot) {
+			block_len = slot->len;
+			++nrep;
+		}
+	}
+	if (nrep < missing)
+		return;
+	if (decode(rx, group, nrep)) {
+		give_up(conn, group);
+		return;
+	}
+	group->pending = false;
+	for (i = 0; i < group->k; ++i) {
+		u64 counter = group->base + i;
+
+		if (find(rx, counter, FTV_FEC_DATA))
+			continue;
+		slot = slot_of(rx, counter);
+		slot->counter = counter;
+		slot->kind = FTV_FEC_DATA;
+		slot->len = block_len;
+		skb = alloc_skb(block_len, GFP_ATOMIC);
+		if (!skb)
+			continue;
+		skb_put_data(skb, slot->block, block_len);
+		atomic64_inc(&conn->peer->fec_stats.rebuilt);
+		rebuilt(conn, counter, skb, arg);
+	}
+}
+
+/**
+ * ftv_fec_keep - keep an opened data message for rebuilding its group
+ * @conn: its connection
+ * @counter: its counter
+ * @skb: the inner packet, linear
+ * @rebuilt: receives each data message this lets us rebuild
+ * @arg: for @rebuilt
+ *
+ * Only once the peer has sent repair messages (and a message too long for
+ * any group is not kept). A message that completes what a waiting group
+ * needs, having come after its repair messages, rebuilds the rest.
+ */
+void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
+		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
+		  void *arg)
+{
+	struct ftv_fec_rx *rx = rx_of(conn);
+	struct ftv_fec_group *group;
+	struct ftv_fec_slot *slot;
+	int i;
+
+	if (!rx || skb->len > FTV_FEC_MAX_LEN)
+		return;
+	slot = slot_of(rx, counter);
+	slot->counter = counter;
+	slot->kind = FTV_FEC_DATA;
+	slot->len = skb->len;
+	memcpy(slot->block, skb->data, skb->len);
+	for (i = 0; i < FTV_FEC_GROUPS; ++i) {
+		group = &rx->group[i];
+		if (group->pending && counter >= group->base &&
+		    counter < group->base + group->k)
+			try_group(conn, rx, group, rebuilt, arg);
+	}
+}
+
+/* The group @base, or an entry for it: a free one, else the one waiting
+ * the longest, which is given up.
+ */
+static struct ftv_fec_group *group_for(struct ftv_conn *conn,
+				       struct ftv_fec_rx *rx, u64 base)
+{
+	struct ftv_fec_group *group, *victim = NULL;
+	int i;
+
+	for (i = 0; i < FTV_FEC_GROUPS; ++i) {
+		group = &rx->group[i];
+		if (group->k && group->base == base)
+			return group;
+		if (victim && !victim->pending)
+			continue;
+		if (!victim || !group->pending ||
+		    time_before(group->deadline, victim->deadline))
+			victim = group;
+	}
+	if (victim->pending)
+		give_up(conn, victim);
+	memset(victim, 0, sizeof(*victim));
+	victim->base = base;
+	return victim;
+}
+
+/**
+ * ftv_fec_rebuild - take a repair message, and rebuild what it can
+ * @conn: its connection
+ * @counter: its counter
+ * @skb: the opened struct ftv_msg_repair, linear
+ * @rebuilt: receives each data message rebuilt, as an skb of the group's
+ *	block length, whose packet says how many of those bytes are its own
+ * @arg: for @rebuilt
+ */
+void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
+		     const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
+		     void *arg)
+{
+	const struct ftv_msg_repair *msg = (const void *)skb->data;
+	struct ftv_fec_rx *rx = rx_of(conn);
+	unsigned int block_len, wait;
+	struct ftv_fec_group *group;
+	struct ftv_fec_slot *slot;
+
+	if (!rx) {
+		/* The first repair message: from now on, keep what comes. */
+		if (!conn->fec.alloc_queued) {
+			conn->fec.alloc_queued = true;
+			queue_work(ftv_wq, &conn->fec.alloc_work);
+		}
+		return;
+	}
+	if (skb->len < sizeof(*msg) || !msg->data || !msg->repair ||
+	    msg->data > FTV_FEC_CODE_MAX_DATA ||
+	    msg->repair > FTV_FEC_CODE_MAX_REPAIR ||
+	    msg->index >= msg->repair ||
+	    counter < msg->data + msg->index)
+		return;
+	block_len = skb->len - sizeof(*msg);
+	if (block_len > FTV_FEC_MAX_LEN)
+		return;
+	slot = slot_of(rx, counter);
+	slot->counter = counter;
+	slot->kind = FTV_FEC_REPAIR;
+	slot->index = msg->index;
+	slot->len = block_len;
+	memcpy(slot->block, msg->block, block_len);
+
+	group = group_for(conn, rx, counter - msg->data - msg->index);
+	if (!group->k) {
+		wait = clamp_t(unsigned int, conn->fec.srtt_ms,
+			       FTV_FEC_WAIT_MIN_MS, FTV_FEC_WAIT_MAX_MS);
+		group->k = msg->data;
+		group->m = msg->repair;
+		group->pending = true;
+		group->deadline = jiffies + msecs_to_jiffies(wait);
+	}
+	if (group->pending && group->k == msg->data &&
+	    group->m == msg->repair)
+		try_group(conn, rx, group, rebuilt, arg);
+}
+
+/**
+ * ftv_fec_expire - give up the groups that waited too long
+ * @conn: the connection
+ *
+ * A data message that arrives for a pending group is looked at by the
+ * next repair message, or here: whatever is still missing after the
+ * deadline is lost for good.
+ */
+void ftv_fec_expire(struct ftv_conn *conn)
+{
+	struct ftv_fec_rx *rx = rx_of(conn);
+	struct ftv_fec_group *group;
+	int i;
+
+	if (!rx)
+		return;
+	for (i = 0; i < FTV_FEC_GROUPS; ++i) {
+		group = &rx->group[i];
+		if (group->pending && time_after(jiffies, group->deadline))
+			give_up(conn, group);
+	}
 }

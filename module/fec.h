@@ -3,10 +3,16 @@
 #ifndef _FTV_FEC_H
 #define _FTV_FEC_H
 
+#include "messages.h"
+
+#include <linux/atomic.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
+struct ftv_conn;
 struct ftv_peer;
+struct ftv_fec_rx;
 
 /**
  * struct ftv_fec_config - a peer's FEC setting
@@ -20,8 +26,82 @@ struct ftv_fec_config {
 	u8 repair;
 };
 
+/**
+ * struct ftv_fec_stats - a peer's FEC counters
+ * @repair_sent: repair messages sealed and sent
+ * @rebuilt: data messages rebuilt from repair messages
+ * @groups_lost: groups given up with data still missing
+ */
+struct ftv_fec_stats {
+	atomic64_t repair_sent;
+	atomic64_t rebuilt;
+	atomic64_t groups_lost;
+};
+
+/**
+ * struct ftv_fec_conn - FEC on one connection
+ * @peer_has_fec: the peer's handshake message said it knows FEC
+ * @k: K of the last group sent (0: none), for ftvctl show
+ * @m: M of the last group sent
+ * @peer_loss_ppm: the loss the peer last reported, parts per million
+ * @loss_ppm: the loss we see on what the peer sends (ppm, smoothed)
+ * @interval_start: the greatest counter when the current loss interval
+ *	began
+ * @interval_seen: messages received in it
+ * @greatest: the greatest counter received
+ * @srtt_ms: smoothed round trip time, from TCP timestamps
+ * @rx: received messages kept for rebuilding, allocated by @alloc_work
+ *	once the first repair message arrives (RCU-free: set once, freed
+ *	with the connection)
+ * @alloc_queued: @alloc_work was queued
+ * @alloc_work: allocates @rx in process context
+ *
+ * Everything but @k, @m and @peer_loss_ppm (the sending side) belongs to
+ * the connection's receive serial step (queue.c), one CPU at a time.
+ */
+struct ftv_fec_conn {
+	bool peer_has_fec;
+	u8 k;
+	u8 m;
+	u32 peer_loss_ppm;
+	u32 loss_ppm;
+	u64 interval_start;
+	u32 interval_seen;
+	u64 greatest;
+	u32 srtt_ms;
+	struct ftv_fec_rx *rx;
+	bool alloc_queued;
+	struct work_struct alloc_work;
+};
+
+/* Receives a data message rebuilt from repair messages (fec.c). */
+typedef void (*ftv_fec_rebuilt_t)(struct ftv_conn *conn, u64 counter,
+				  struct sk_buff *skb, void *arg);
+
 struct ftv_fec_config ftv_fec_config(struct ftv_peer *peer);
 void ftv_fec_configure(struct ftv_peer *peer, u8 mode, u8 data, u8 repair);
 int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr);
+
+void ftv_fec_conn_init(struct ftv_conn *conn);
+void ftv_fec_conn_uninit(struct ftv_conn *conn);
+void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m);
+unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
+				unsigned int g);
+unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
+				  unsigned int m);
+unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m);
+struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
+			       unsigned int kg, unsigned int mg,
+			       unsigned int j);
+bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
+		      bool has_ts);
+void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb);
+void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
+		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
+		  void *arg);
+void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
+		     const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
+		     void *arg);
+void ftv_fec_expire(struct ftv_conn *conn);
 
 #endif /* _FTV_FEC_H */

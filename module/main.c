@@ -8,6 +8,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "faketcp.h"
+#include "fec_code.h"
 #include "netlink.h"
 #include "noise.h"
 #include "queue.h"
@@ -22,7 +23,8 @@ static int __init ftv_selftests(void)
 {
 #ifdef DEBUG
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
-	    !ftv_faketcp_selftest() || !ftv_token_selftest()) {
+	    !ftv_faketcp_selftest() || !ftv_token_selftest() ||
+	    !ftv_fec_code_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}
@@ -37,15 +39,18 @@ static int __init ftv_mod_init(void)
 	ret = ftv_allowedips_slab_init();
 	if (ret)
 		return ret;
+	ret = ftv_fec_code_init();
+	if (ret)
+		goto err_allowedips;
 	ret = ftv_selftests();
 	if (ret)
-		goto err_allowedips;
+		goto err_fec;
 	ret = ftv_noise_init();
 	if (ret)
-		goto err_allowedips;
+		goto err_fec;
 	ret = ftv_crypto_init();
 	if (ret)
-		goto err_allowedips;
+		goto err_fec;
 	ret = ftv_queue_init();
 	if (ret)
 		goto err_crypto;
@@ -64,6 +69,8 @@ err_queue:
 	ftv_queue_uninit();
 err_crypto:
 	ftv_crypto_uninit();
+err_fec:
+	ftv_fec_code_uninit();
 err_allowedips:
 	ftv_allowedips_slab_uninit();
 	return ret;
@@ -75,6 +82,7 @@ static void __exit ftv_mod_exit(void)
 	ftv_device_uninit();
 	ftv_queue_uninit();
 	ftv_crypto_uninit();
+	ftv_fec_code_uninit();
 	ftv_allowedips_slab_uninit();
 }
 

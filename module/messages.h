@@ -49,10 +49,48 @@ struct ftv_msg_data {
 	u8 sealed[];
 } __packed;
 
+/*
+ * A sealed plaintext that is not an IP packet starts with a byte below
+ * 0x10 (an IP version of 0). A module without FEC takes any such message
+ * for a keepalive's padding and ignores it.
+ */
+enum ftv_control_type {
+	FTV_CONTROL_PAD = 0x00,		/* a keepalive: zero bytes */
+	FTV_CONTROL_REPAIR = 0x01,	/* struct ftv_msg_repair */
+	FTV_CONTROL_LOSS = 0x02,	/* struct ftv_msg_loss, zero padding */
+};
+
+/*
+ * A repair message of a group of @data messages and @repair repair
+ * messages: repair block @index of the group, whose data messages have the
+ * @data counters just before this group's first repair message.
+ */
+struct ftv_msg_repair {
+	u8 type;
+	u8 data;
+	u8 repair;
+	u8 index;
+	u8 block[];
+} __packed;
+
+/* The loss its sender sees on what it receives; zero padding follows. */
+struct ftv_msg_loss {
+	u8 type;
+	u8 zero[3];
+	__be32 loss_ppm;
+} __packed;
+
 enum ftv_message_limits {
 	FTV_HANDSHAKE_PAD_MAX = 64,
 	FTV_KEEPALIVE_PAD_MAX = 63,
 	FTV_DATA_OVERHEAD = sizeof(struct ftv_msg_data) + FTV_TAG_SIZE,
+	/* The handshake messages' padding starts with this many bytes that
+	 * say "I know FEC" (fec.c).
+	 */
+	FTV_FEC_TAG_SIZE = 8,
+	FTV_FEC_REPAIR_HLEN = sizeof(struct ftv_msg_repair),
+	/* The longest packet a group takes. */
+	FTV_FEC_MAX_LEN = 1500,
 };
 
 /* The fake TCP header: 20 bytes plus NOP, NOP, timestamps on every segment
@@ -68,9 +106,11 @@ enum ftv_tcp_lengths {
 #define FTV_OUTER_MAX_HLEN (sizeof(struct ipv6hdr) + FTV_TCP_HLEN)
 
 /* The largest inner packet that fits a 1500-byte path even with an IPv6
- * outer header: 1500 - 40 - 32 - 8 - 16 = 1404.
+ * outer header, with room for a repair message's header when the packet
+ * is FEC's longest in its group: 1500 - 40 - 32 - 8 - 16 - 4 = 1400.
  */
-#define FTV_DEFAULT_MTU (1500 - FTV_OUTER_MAX_HLEN - FTV_DATA_OVERHEAD)
+#define FTV_DEFAULT_MTU (1500 - FTV_OUTER_MAX_HLEN - FTV_DATA_OVERHEAD - \
+			 FTV_FEC_REPAIR_HLEN)
 
 /* Counters stop well before 2^64 so that the nonce never wraps. */
 #define FTV_REJECT_AFTER_MESSAGES (U64_MAX - 8192)

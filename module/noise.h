@@ -56,6 +56,11 @@ int ftv_noise_consume_resp(struct ftv_peer *peer,
 			   const struct ftv_msg_resp *msg,
 			   struct ftv_session_keys *keys);
 
+unsigned int ftv_noise_pad(const struct ftv_handshake *hs, bool responder,
+			   u8 *pad);
+bool ftv_noise_pad_says_fec(const struct ftv_handshake *hs, bool responder,
+			    const u8 *pad, unsigned int len);
+
 #ifdef DEBUG
 bool ftv_noise_selftest(void);
 #endif

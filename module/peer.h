@@ -3,6 +3,7 @@
 #ifndef _FTV_PEER_H
 #define _FTV_PEER_H
 
+#include "fec.h"
 #include "messages.h"
 #include "token.h"
 
@@ -89,6 +90,7 @@ struct ftv_endpoint {
  *	under the device's conn_lock; removing the peer kills them all
  * @token: the token key of @preshared_key, when one is set
  * @fec_setting: enum ftv_fec_mode | K << 8 | M << 16 (fec.c)
+ * @fec_stats: FEC's counters for this peer
  * @staged: packets waiting for a session
  * @connect_work: opens a connection from process context
  * @connect_timer: gives up on @pending after a timeout
@@ -129,6 +131,7 @@ struct ftv_peer {
 	struct list_head conns;
 	struct ftv_token_psk token;
 	u32 fec_setting;
+	struct ftv_fec_stats fec_stats;
 	struct sk_buff_head staged;
 	struct work_struct connect_work;
 	struct timer_list connect_timer;

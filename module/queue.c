@@ -76,7 +76,9 @@ void ftv_serial_uninit(struct ftv_serial *serial)
  * @serial: the queue, one of @conn's
  * @head: the job's head skb
  * @conn: its connection; the job holds it from here on
- * @segs: segments the job carries
+ * @segs: segments the job carries (on the wire, for a transmit job: FEC's
+ *	repair messages included); its queue holds at most
+ *	FTV_QUEUE_MAX_SEGS of them
  * @next_counter: for a transmit job, the connection's next nonce: @segs
  *	of them are taken from it, in the queue's order, and the first
  *	goes to the job's tx.counter; NULL for a receive job

@@ -56,7 +56,11 @@ enum ftv_open_result {
  *	job that was a GSO superpacket: all the sealed segments, the head
  *	being only the original
  * @state: job head only: enum ftv_job_state
- * @segs: job head only: segments the job carries (tx: nonces reserved)
+ * @segs: job head only: segments the job carries (a transmit job: on
+ *	the wire, FEC's repair messages included; as many nonces are
+ *	reserved)
+ * @fec_k: transmit job head: K of its FEC groups, 0 for none (fec.c)
+ * @fec_m: transmit job head: M of its FEC groups
  * @tx: what a transmit job carries (head only)
  * @tx.counter: the first of its nonces
  * @tx.bytes: inner bytes, for the statistics (0 for a keepalive)
@@ -64,6 +68,7 @@ enum ftv_open_result {
  * @rx.seq: its sequence number
  * @rx.ack: its acknowledgment number
  * @rx.tsval: its timestamp value
+ * @rx.tsecr: its timestamp echo reply
  * @rx.payload_off: offset of its payload from skb->data
  * @rx.payload_len: payload length
  * @rx.flags: its TCPHDR_* flags
@@ -75,6 +80,8 @@ struct ftv_cb {
 	struct sk_buff *more;
 	atomic_t state;
 	u16 segs;
+	u8 fec_k;
+	u8 fec_m;
 	union {
 		struct {
 			u64 counter;
@@ -84,6 +91,7 @@ struct ftv_cb {
 			u32 seq;
 			u32 ack;
 			u32 tsval;
+			u32 tsecr;
 			u16 payload_off;
 			u16 payload_len;
 			u8 flags;

@@ -19,6 +19,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "faketcp.h"
+#include "fec.h"
 #include "noise.h"
 #include "peer.h"
 #include "token.h"
@@ -388,6 +389,7 @@ static bool stash_data(struct ftv_conn *conn, struct sk_buff *skb,
 	cb->rx.payload_len = seg->payload_len;
 	cb->rx.has_ts = seg->opts.has_ts;
 	cb->rx.tsval = seg->opts.tsval;
+	cb->rx.tsecr = seg->opts.tsecr;
 	cb->more = NULL;
 	return true;
 }
@@ -442,6 +444,32 @@ static const enum ftv_drop_reason open_drop[] = {
 	[FTV_OPEN_BAD_AUTH] = FTV_DROP_BAD_AUTH,
 };
 
+/* A data message FEC rebuilt: delivered behind those that came. */
+static void rebuilt(struct ftv_conn *conn, u64 counter, struct sk_buff *skb,
+		    void *deliver)
+{
+	/* Its original may still come: the window refuses it then. */
+	if (!ftv_replay_check(&conn->replay, counter)) {
+		consume_skb(skb);
+		return;
+	}
+	if (ready_inner(conn, skb))
+		__skb_queue_tail(deliver, skb);
+}
+
+/* An opened message that carries no packet (enum ftv_control_type). */
+static void accept_control(struct ftv_conn *conn, u64 counter,
+			   struct sk_buff *skb, struct sk_buff_head *deliver)
+{
+	u8 type = skb->len ? skb->data[0] : FTV_CONTROL_PAD;
+
+	if (type == FTV_CONTROL_REPAIR)
+		ftv_fec_rebuild(conn, counter, skb, rebuilt, deliver);
+	else if (type == FTV_CONTROL_LOSS)
+		ftv_fec_loss_report(conn, skb);
+	consume_skb(skb);
+}
+
 /*
  * The serial step for one opened segment, in the connection's order: the
  * replay check, what it says of both TCP streams, and the inner packet,
@@ -455,19 +483,22 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_cb *cb = FTV_CB(skb);
 	struct ftv_msg_data *msg;
 	struct ftv_segment seg;
+	u64 counter;
 
 	if (unlikely(cb->rx.result != FTV_OPEN_OK)) {
 		drop(&peer->drops, open_drop[cb->rx.result], dev, skb);
 		return false;
 	}
 	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
-	if (unlikely(!ftv_replay_check(&conn->replay,
-				       le64_to_cpu(msg->counter)))) {
+	counter = le64_to_cpu(msg->counter);
+	if (unlikely(!ftv_replay_check(&conn->replay, counter))) {
 		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
 		return false;
 	}
 	if (unlikely(!READ_ONCE(conn->confirmed)))
 		ftv_peer_confirm(peer, conn);
+	if (ftv_fec_received(conn, counter, cb->rx.tsecr, cb->rx.has_ts))
+		ftv_send_loss_report(conn, READ_ONCE(conn->fec.loss_ppm));
 	seg.seq = cb->rx.seq;
 	seg.ack = cb->rx.ack;
 	seg.flags = cb->rx.flags;
@@ -478,10 +509,11 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
 	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
 	if (!skb->len || !(skb->data[0] >> 4)) {
-		/* A keepalive: padding, no packet. */
-		consume_skb(skb);
+		/* No packet: a keepalive's padding, or FEC's messages. */
+		accept_control(conn, counter, skb, deliver);
 		return false;
 	}
+	ftv_fec_keep(conn, counter, skb, rebuilt, deliver);
 	if (ready_inner(conn, skb))
 		__skb_queue_tail(deliver, skb);
 	return true;
@@ -519,6 +551,7 @@ void ftv_receive_finish_job(struct sk_buff *head)
 			got = true;
 		data |= accept_segment(conn, skb, &deliver);
 	}
+	ftv_fec_expire(conn);
 	ftv_rx_cell_deliver(conn->rx_cell, &deliver);
 	if (got) {
 		ftv_timers_received(conn->peer, data);
@@ -663,9 +696,10 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_device *fdev = conn->device;
 	struct ftv_identity *identity;
 	struct ftv_session_keys keys;
+	u8 pad[FTV_FEC_TAG_SIZE];
 	struct ftv_handshake hs;
 	struct ftv_msg_resp resp;
-	bool ok;
+	bool ok, fec;
 
 	/* The response is the first byte of the responder's stream; with
 	 * several CPUs, data it sent just after can arrive first: hold a few
@@ -689,6 +723,11 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
+	fec = seg->payload_len >= sizeof(resp) + sizeof(pad) &&
+	      !skb_copy_bits(skb, seg->payload_off + sizeof(resp), pad,
+			     sizeof(pad)) &&
+	      ftv_noise_pad_says_fec(&hs, true, pad, sizeof(pad));
+	WRITE_ONCE(conn->fec.peer_has_fec, fec);
 	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
 	consume_skb(skb);
@@ -1170,8 +1209,8 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 static struct ftv_conn *make_responder(struct ftv_device *fdev,
 				       struct ftv_peer *peer,
 				       const struct ftv_segment *seg,
-				       struct ftv_handshake *hs, u8 *resp,
-				       unsigned int *resp_len)
+				       struct ftv_handshake *hs, bool peer_fec,
+				       u8 *resp, unsigned int *resp_len)
 {
 	struct ftv_session_keys keys;
 	struct ftv_conn *conn;
@@ -1186,6 +1225,9 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	atomic_set(&conn->ts_recent, seg->opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
+	conn->fec.peer_has_fec = peer_fec;
+	/* Before the response moves the handshake on. */
+	pad = ftv_noise_pad(hs, true, resp + sizeof(struct ftv_msg_resp));
 	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)resp,
 				  &keys) ||
 	    ftv_conn_set_keys(conn, &keys)) {
@@ -1193,8 +1235,6 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 		ftv_conn_free(conn);
 		return NULL;
 	}
-	pad = get_random_u32() % (FTV_HANDSHAKE_PAD_MAX + 1);
-	get_random_bytes(resp + sizeof(struct ftv_msg_resp), pad);
 	*resp_len = sizeof(struct ftv_msg_resp) + pad;
 	return conn;
 }
@@ -1213,7 +1253,14 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending);
 	if (!peer)
 		goto out;
-	conn = make_responder(fdev, peer, &seg, &hs, resp, &resp_len);
+	/* skb is linear: open_initiation() made it so. */
+	conn = make_responder(fdev, peer, &seg, &hs,
+			      ftv_noise_pad_says_fec(&hs, false, skb->data +
+						     seg.payload_off +
+						     sizeof(struct ftv_msg_init),
+						     seg.payload_len -
+						     sizeof(struct ftv_msg_init)),
+			      resp, &resp_len);
 	if (!conn)
 		goto out;
 	/* Once installed, @conn is only used under RCU: a newer session or

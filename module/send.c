@@ -14,6 +14,8 @@
 #include "crypto.h"
 #include "device.h"
 #include "faketcp.h"
+#include "fec.h"
+#include "fec_code.h"
 #include "peer.h"
 #include "timers.h"
 
@@ -414,27 +416,46 @@ static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
 	return false;
 }
 
-/* Seal @skb's payload in place as message @counter. */
-static int seal(struct ftv_conn *conn, struct sk_buff *skb, u64 counter)
+/* Whether each segment of a superpacket, and a repair message as long as
+ * its longest, fit the path, and the longest fits a FEC group.
+ */
+static bool fits_fec(struct ftv_conn *conn, struct sk_buff *skb,
+		     struct dst_entry *dst)
 {
-	struct ftv_msg_data *msg;
-	unsigned int plain_len;
+	unsigned int room = path_room(conn, dst);
+
+	room = room > FTV_FEC_REPAIR_HLEN ? room - FTV_FEC_REPAIR_HLEN : 0;
+	return skb_is_gso(skb) &&
+	       skb_gso_validate_network_len(skb, min_t(unsigned int, room,
+						       FTV_FEC_MAX_LEN));
+}
+
+/* Ready @skb's plaintext for sealing in place: its inner checksum done
+ * (we advertise checksum offload, so it is ours to finish), linear, with
+ * room for the headers in front and the tag behind.
+ */
+static int prepare(struct sk_buff *skb)
+{
 	int ret;
 
-	if (unlikely(ftv_conn_expired(conn, counter)))
-		return -EKEYEXPIRED;
-	/* We advertise checksum offload: the inner checksum is ours to
-	 * finish before the packet is sealed.
-	 */
 	if (skb->ip_summed == CHECKSUM_PARTIAL) {
 		ret = skb_checksum_help(skb);
 		if (unlikely(ret))
 			return ret;
 	}
-	plain_len = skb->len;
-	ret = make_room(skb);
-	if (unlikely(ret))
-		return ret;
+	return make_room(skb);
+}
+
+/* Seal a prepared plaintext in place as message @counter. */
+static int seal_prepared(struct ftv_conn *conn, struct sk_buff *skb,
+			 u64 counter)
+{
+	unsigned int plain_len = skb->len;
+	struct ftv_msg_data *msg;
+	int ret;
+
+	if (unlikely(ftv_conn_expired(conn, counter)))
+		return -EKEYEXPIRED;
 	skb_put(skb, FTV_TAG_SIZE);
 	/* The AEAD request is the CPU's own: no softirq may take it. */
 	local_bh_disable();
@@ -449,21 +470,90 @@ static int seal(struct ftv_conn *conn, struct sk_buff *skb, u64 counter)
 	return 0;
 }
 
+static int seal(struct ftv_conn *conn, struct sk_buff *skb, u64 counter)
+{
+	return prepare(skb) ?: seal_prepared(conn, skb, counter);
+}
+
+/*
+ * One FEC group: its @kg data segments from @first on, sealed with the
+ * counters from @counter on, then its @mg repair messages, built from the
+ * plaintexts and sealed with the counters that follow, linked in after
+ * the group. Return: the segment after the group, or an ERR_PTR.
+ */
+static struct sk_buff *seal_group(struct ftv_conn *conn, struct sk_buff *first,
+				  unsigned int kg, unsigned int mg,
+				  u64 counter)
+{
+	struct sk_buff *members[FTV_FEC_CODE_MAX_DATA], *rep, *next;
+	unsigned int i;
+	int ret;
+
+	for (i = 0, next = first; i < kg; ++i, next = next->next) {
+		if (!next)
+			return ERR_PTR(-EINVAL);
+		ret = prepare(next);
+		if (ret)
+			return ERR_PTR(ret);
+		members[i] = next;
+	}
+	/* Repair message j goes behind the group as counter + kg + j: the
+	 * list keeps counter order, so the last is linked in first.
+	 */
+	for (i = mg; i-- > 0;) {
+		rep = ftv_fec_repair(members, kg, mg, i);
+		if (!rep)
+			return ERR_PTR(-ENOMEM);
+		rep->next = members[kg - 1]->next;
+		members[kg - 1]->next = rep;
+		ret = seal_prepared(conn, rep, counter + kg + i);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	for (i = 0; i < kg; ++i) {
+		ret = seal_prepared(conn, members[i], counter + i);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	atomic64_add(mg, &conn->peer->fec_stats.repair_sent);
+	return next;
+}
+
+/* Seal a job's segments in FEC groups; return the segments it took. */
+static int seal_groups(struct ftv_conn *conn, struct ftv_cb *cb,
+		       unsigned int n)
+{
+	unsigned int k = cb->fec_k, m = cb->fec_m, g, kg, mg, used = 0;
+	struct sk_buff *skb = cb->more;
+	u64 counter = cb->tx.counter;
+
+	for (g = 0; skb; ++g) {
+		kg = ftv_fec_group_size(n, k, g);
+		mg = ftv_fec_group_repair(kg, k, m);
+		if (used + kg + mg > cb->segs)
+			return -EOVERFLOW;
+		skb = seal_group(conn, skb, kg, mg, counter + used);
+		if (IS_ERR(skb))
+			return PTR_ERR(skb);
+		used += kg + mg;
+	}
+	return 0;
+}
+
 /*
  * The crypto step of a transmit job: split a GSO superpacket into its
  * segments (the copy also finishes their checksums) and seal each with
- * the next of the job's nonces. Return: FTV_JOB_DONE or FTV_JOB_DEAD.
+ * the next of the job's nonces, in FEC groups with their repair messages
+ * if the job has any. Return: FTV_JOB_DONE or FTV_JOB_DEAD.
  */
 static enum ftv_job_state seal_job(struct sk_buff *head)
 {
 	struct ftv_cb *cb = FTV_CB(head);
-	struct ftv_conn *conn = cb->conn;
-	struct sk_buff *segs, *skb;
-	unsigned int n = 0;
-	int ret;
-
 	u64 counter = cb->tx.counter;
-	unsigned int bytes = 0;
+	struct ftv_conn *conn = cb->conn;
+	unsigned int n = 0, bytes = 0;
+	struct sk_buff *segs, *skb;
+	int ret = 0;
 
 	if (!skb_is_gso(head))
 		return seal(conn, head, counter) ? FTV_JOB_DEAD : FTV_JOB_DONE;
@@ -473,17 +563,23 @@ static enum ftv_job_state seal_job(struct sk_buff *head)
 		return FTV_JOB_DEAD;
 	cb->more = segs;
 	for (skb = segs; skb; skb = skb->next) {
-		/* More segments than the stack said: no nonce for them. */
-		if (unlikely(n == cb->segs))
-			return FTV_JOB_DEAD;
 		bytes += skb->len;
-		cb->tx.bytes = bytes;
-		ret = seal(conn, skb, counter + n++);
-		if (unlikely(ret)) {
-			net_dbg_ratelimited("%s: cannot seal message: %d\n",
-					    conn->device->dev->name, ret);
-			return FTV_JOB_DEAD;
-		}
+		++n;
+	}
+	cb->tx.bytes = bytes;
+	/* More segments than the stack said: no nonce for them. */
+	if (unlikely(n > cb->segs))
+		return FTV_JOB_DEAD;
+	if (cb->fec_k) {
+		ret = seal_groups(conn, cb, n);
+	} else {
+		for (skb = segs, n = 0; skb && !ret; skb = skb->next)
+			ret = seal(conn, skb, counter + n++);
+	}
+	if (unlikely(ret)) {
+		net_dbg_ratelimited("%s: cannot seal message: %d\n",
+				    conn->device->dev->name, ret);
+		return FTV_JOB_DEAD;
 	}
 	return FTV_JOB_DONE;
 }
@@ -646,22 +742,32 @@ void ftv_send_worker(struct work_struct *work)
 }
 
 /* Queue @skb (a packet, or a GSO superpacket) to be sealed and sent on
- * @conn. @data: it carries inner bytes (a keepalive does not).
+ * @conn. @data: it carries inner bytes (a keepalive does not). @fec: FEC
+ * may protect it (each of its segments, and a repair message as long,
+ * fit the path).
  */
-static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
+static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
+		       bool fec)
 {
 	struct ftv_device *fdev = conn->device;
+	struct ftv_cb *cb = FTV_CB(skb);
 	enum ftv_queued queued;
 	unsigned int segs = 1;
+	u8 k = 0, m = 0;
 
 	if (skb_is_gso(skb)) {
 		segs = skb_shinfo(skb)->gso_segs;
 		if (!segs)
 			segs = DIV_ROUND_UP(skb->len,
 					    skb_shinfo(skb)->gso_size);
+		if (fec)
+			ftv_fec_plan(conn, segs, &k, &m);
+		segs += ftv_fec_repairs(segs, k, m);
 	}
-	FTV_CB(skb)->more = NULL;
-	FTV_CB(skb)->tx.bytes = data ? skb->len : 0;
+	cb->more = NULL;
+	cb->fec_k = k;
+	cb->fec_m = m;
+	cb->tx.bytes = data ? skb->len : 0;
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
 		 ftv_serial_add(&conn->tx_queue, skb, conn, segs,
 				&conn->send_counter);
@@ -690,6 +796,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
 	struct dst_entry *dst;
+	bool fec = false;
 
 	if (data) {
 		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
@@ -697,6 +804,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 		if (!IS_ERR(dst)) {
 			bool fits = fits_path(conn, skb, dst);
 
+			fec = fits && fits_fec(conn, skb, dst);
 			dst_release(dst);
 			if (unlikely(!fits)) {
 				DEV_STATS_INC(fdev->dev, tx_dropped);
@@ -705,7 +813,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 			}
 		}
 	}
-	queue_data(conn, skb, data);
+	queue_data(conn, skb, data, fec);
 }
 
 /**
@@ -735,6 +843,29 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 stage:
 	ftv_peer_stage_packet(peer, skb);
 	rcu_read_unlock_bh();
+}
+
+/**
+ * ftv_send_loss_report - tell the peer how much of its traffic is lost
+ * @conn: an established connection
+ * @loss_ppm: the loss, in parts per million
+ *
+ * A sealed control message (struct ftv_msg_loss), padded to a random
+ * length as keepalives are; a module without FEC takes it for one.
+ */
+void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
+{
+	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
+	struct ftv_msg_loss *msg;
+	struct sk_buff *skb;
+
+	skb = alloc_control(sizeof(*msg) + pad + FTV_DATA_OVERHEAD);
+	if (unlikely(!skb))
+		return;
+	msg = skb_put_zero(skb, sizeof(*msg) + pad);
+	msg->type = FTV_CONTROL_LOSS;
+	msg->loss_ppm = cpu_to_be32(loss_ppm);
+	send_data(conn, skb, false);
 }
 
 /**

@@ -83,7 +83,7 @@ ktap_eq "link/none (no link-layer header or address)" none \
 	"$(link_json "$A" ftv0 'l["link_type"]')"
 
 # 1500 - 40 (IPv6) - 32 (TCP with timestamps) - 8 (counter) - 16 (tag)
-ktap_eq "default MTU is 1404" 1404 "$(link_json "$A" ftv0 'l["mtu"]')"
+ktap_eq "default MTU is 1400" 1400 "$(link_json "$A" ftv0 'l["mtu"]')"
 
 ktap_check "device goes up" nsx "$A" ip link set ftv0 up
 # A peer, added over raw netlink so this test does not need ftvctl, to

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # MTU and path MTU discovery (R-D2). On a 1500-byte path: ftv0's default
-# MTU is 1404 (1500 - 40 - 32 - 24: the larger outer IP header, TCP with
-# timestamps, counter and tag); a packet of exactly that size passes
+# MTU is 1400 (1500 - 40 - 32 - 24 - 4: the larger outer IP header, TCP
+# with timestamps, counter and tag, and a FEC repair message's header); a
+# packet of exactly that size passes
 # with DF set, for IPv4 and IPv6 inside, and one byte more is refused by
 # the sender's stack ("message too long"); the outer segments carry DF
 # (IPv4) or are never fragmented (IPv6), and the largest one fits 1500.
@@ -23,7 +24,7 @@
 #   ns C (initiator)         ns R (router, no NAT)          ns S (responder)
 #   +--------------------+  +--------------------------+   +--------------------+
 #   | ftv0 10.9.0.1      |  |                          |   | ftv0 10.9.0.2      |
-#   |   fd09::1 mtu 1404 |  |                          |   |   fd09::2 :51820   |
+#   |   fd09::1 mtu 1400 |  |                          |   |   fd09::2 :51820   |
 #   | veth0 192.168.10.2 |--| vethc 192.168.10.1       |   |                    |
 #   |   mtu 1500 -> 1400 |  |   mtu 1500 -> 1400       |   |                    |
 #   |                    |  | veths 198.51.100.1       |---| veth0 198.51.100.2 |
@@ -31,7 +32,7 @@
 #   +--------------------+  +--------------------------+   +--------------------+
 #
 # UNDERLAY=6 (test_mtu6.sh) dials S at [2001:db8:100::2]:51820: the
-# outer header is 40 bytes, so 1404 inside makes exactly 1500 outside.
+# outer header is 40 bytes, so 1400 inside makes 1496 outside.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
@@ -41,7 +42,7 @@ trap cleanup EXIT
 
 UNDERLAY=${UNDERLAY:-4}
 U="(IPv$UNDERLAY underlay)"
-DEV_MTU=1404
+DEV_MTU=1400
 LINK_MTU=1400
 if [ "$UNDERLAY" = 6 ]; then OUTER_IP=40; else OUTER_IP=20; fi
 OVERHEAD=$((OUTER_IP + 32 + 24))

@@ -43,9 +43,9 @@ ktap_check "B pings A over IPv4 $U" \
 	nsx "$B" ping -c 3 -i 0.2 -W 2 10.9.0.1
 ktap_check "B pings A over IPv6 $U" \
 	nsx "$B" ping -6 -c 3 -i 0.2 -W 2 fd09::1
-# 1376 bytes of ICMP payload + 8 ICMP + 20 IP = 1404, the MTU
+# 1372 bytes of ICMP payload + 8 ICMP + 20 IP = 1400, the MTU
 ktap_check "a packet of exactly the MTU passes (DF set) $U" \
-	nsx "$A" ping -c 2 -i 0.2 -W 2 -M "do" -s 1376 10.9.0.2
+	nsx "$A" ping -c 2 -i 0.2 -W 2 -M "do" -s 1372 10.9.0.2
 
 # ---- ftvctl show --json
 json=$(nsx "$A" "$FTVCTL" show ftv0 --json 2>&1)
