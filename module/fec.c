@@ -100,8 +100,12 @@ struct ftv_fec_rx {
 	struct ftv_fec_group group[FTV_FEC_GROUPS];
 };
 
-/* What "auto" uses for a loss rate: about 10^-4 left after rebuilding,
- * for independent losses (the binomial tail of each K + M).
+/*
+ * What "auto" uses for a loss rate (after its margin): K:M such that, for
+ * independent losses, at most about 2 in 10^5 data messages stay lost
+ * after rebuilding (the binomial tail of each K + M). Inner TCP's rate
+ * goes as 1 / sqrt(loss it sees), and each loss left halves its window:
+ * that much keeps it near its lossless rate on a path of tens of ms.
  */
 static const struct {
 	u32 loss_ppm;
@@ -109,17 +113,16 @@ static const struct {
 	u8 m;
 } auto_table[] = {
 	{ 100, 0, 0 },
-	{ 1000, 32, 1 },
-	{ 2000, 24, 1 },
-	{ 5000, 32, 2 },
-	{ 10000, 32, 3 },
+	{ 2000, 32, 2 },
+	{ 5000, 32, 3 },
+	{ 10000, 32, 4 },
 	{ 20000, 32, 5 },
-	{ 30000, 32, 6 },
-	{ 50000, 32, 8 },
-	{ 80000, 20, 8 },
-	{ 100000, 12, 8 },
-	{ 150000, 8, 8 },
-	{ U32_MAX, 8, 12 },
+	{ 30000, 32, 7 },
+	{ 50000, 32, 9 },
+	{ 80000, 24, 10 },
+	{ 100000, 24, 12 },
+	{ 150000, 16, 13 },
+	{ U32_MAX, 16, 16 },
 };
 
 /**
@@ -218,7 +221,11 @@ static void alloc_work(struct work_struct *work)
  */
 void ftv_fec_conn_init(struct ftv_conn *conn)
 {
+	struct ftv_fec_stats *st = &conn->peer->fec_stats;
+
 	INIT_WORK(&conn->fec.alloc_work, alloc_work);
+	conn->fec.peer_loss_ppm = READ_ONCE(st->last_peer_loss_ppm);
+	conn->fec.loss_ppm = READ_ONCE(st->last_loss_ppm);
 }
 
 /**
@@ -241,9 +248,9 @@ void ftv_fec_conn_uninit(struct ftv_conn *conn)
  * @k: receives K, 0 for no repair at all
  * @m: receives M
  *
- * Only a job of two messages or more is protected, and only when both
- * ends know FEC and the peer's setting is not off. The caller has checked
- * that every message of the job, and a repair message as long, fit.
+ * Only when both ends know FEC and the peer's setting is not off. The
+ * caller has checked that every message of the job, and a repair message
+ * as long, fit, and that a lone packet is worth protecting.
  */
 void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m)
 {
@@ -253,7 +260,7 @@ void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m)
 
 	*k = 0;
 	*m = 0;
-	if (segs < 2 || cfg.mode == FTV_FEC_OFF ||
+	if (!segs || cfg.mode == FTV_FEC_OFF ||
 	    !READ_ONCE(conn->fec.peer_has_fec))
 		return;
 	if (cfg.mode == FTV_FEC_FIXED) {
@@ -320,7 +327,7 @@ unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m)
 {
 	unsigned int g, total = 0;
 
-	if (!k || n < 2)
+	if (!k || !n)
 		return 0;
 	for (g = 0; g < DIV_ROUND_UP(n, k); ++g)
 		total += ftv_fec_group_repair(ftv_fec_group_size(n, k, g), k,
@@ -408,7 +415,9 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 		return false;
 	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
 	ppm = div64_u64(lost * 1000000, advanced);
-	WRITE_ONCE(fc->loss_ppm, (3 * fc->loss_ppm + ppm) / 4);
+	ppm = (3 * fc->loss_ppm + ppm) / 4;
+	WRITE_ONCE(fc->loss_ppm, ppm);
+	WRITE_ONCE(conn->peer->fec_stats.last_loss_ppm, ppm);
 	fc->interval_start = fc->greatest;
 	fc->interval_seen = 0;
 	return READ_ONCE(fc->peer_has_fec);
@@ -422,10 +431,13 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb)
 {
 	const struct ftv_msg_loss *msg = (const void *)skb->data;
+	u32 ppm;
 
-	if (skb->len >= sizeof(*msg))
-		WRITE_ONCE(conn->fec.peer_loss_ppm,
-			   min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000));
+	if (skb->len < sizeof(*msg))
+		return;
+	ppm = min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000);
+	WRITE_ONCE(conn->fec.peer_loss_ppm, ppm);
+	WRITE_ONCE(conn->peer->fec_stats.last_peer_loss_ppm, ppm);
 }
 
 static struct ftv_fec_rx *rx_of(struct ftv_conn *conn)

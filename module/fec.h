@@ -10,6 +10,11 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+/* The shortest lone packet FEC protects (send.c): a bare TCP
+ * acknowledgment is shorter, and the next one makes good its loss.
+ */
+#define FTV_FEC_LONE_MIN 128
+
 struct ftv_conn;
 struct ftv_peer;
 struct ftv_fec_rx;
@@ -31,11 +36,17 @@ struct ftv_fec_config {
  * @repair_sent: repair messages sealed and sent
  * @rebuilt: data messages rebuilt from repair messages
  * @groups_lost: groups given up with data still missing
+ * @last_peer_loss_ppm: the loss the peer last reported, and
+ * @last_loss_ppm: the loss we last measured, on any of its connections:
+ *	where a new connection's estimates start, so that a session renewal
+ *	does not leave it unprotected while it measures again
  */
 struct ftv_fec_stats {
 	atomic64_t repair_sent;
 	atomic64_t rebuilt;
 	atomic64_t groups_lost;
+	u32 last_peer_loss_ppm;
+	u32 last_loss_ppm;
 };
 
 /**

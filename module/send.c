@@ -416,8 +416,12 @@ static bool fits_path(struct ftv_conn *conn, struct sk_buff *skb,
 	return false;
 }
 
-/* Whether each segment of a superpacket, and a repair message as long as
- * its longest, fit the path, and the longest fits a FEC group.
+/*
+ * Whether FEC may protect @skb: each segment of a superpacket, or a lone
+ * packet, and a repair message as long as the longest, fit the path, and
+ * the longest fits a FEC group. A lone packet shorter than
+ * FTV_FEC_LONE_MIN is not worth it: that is a bare TCP acknowledgment,
+ * whose loss the next one makes good.
  */
 static bool fits_fec(struct ftv_conn *conn, struct sk_buff *skb,
 		     struct dst_entry *dst)
@@ -425,9 +429,10 @@ static bool fits_fec(struct ftv_conn *conn, struct sk_buff *skb,
 	unsigned int room = path_room(conn, dst);
 
 	room = room > FTV_FEC_REPAIR_HLEN ? room - FTV_FEC_REPAIR_HLEN : 0;
-	return skb_is_gso(skb) &&
-	       skb_gso_validate_network_len(skb, min_t(unsigned int, room,
-						       FTV_FEC_MAX_LEN));
+	room = min_t(unsigned int, room, FTV_FEC_MAX_LEN);
+	if (!skb_is_gso(skb))
+		return skb->len >= FTV_FEC_LONE_MIN && skb->len <= room;
+	return skb_gso_validate_network_len(skb, room);
 }
 
 /* Ready @skb's plaintext for sealing in place: its inner checksum done
@@ -519,6 +524,40 @@ static struct sk_buff *seal_group(struct ftv_conn *conn, struct sk_buff *first,
 	return next;
 }
 
+/*
+ * A lone packet, and its repair messages if FEC protects it: a group of
+ * one. The job's head stays on its serial queue until sent, so the
+ * repair messages wait on cb->more, not behind it.
+ */
+static int seal_lone(struct ftv_conn *conn, struct sk_buff *head)
+{
+	struct ftv_cb *cb = FTV_CB(head);
+	unsigned int i, mg;
+	struct sk_buff *rep;
+	int ret;
+
+	if (!cb->fec_k)
+		return seal(conn, head, cb->tx.counter);
+	mg = ftv_fec_group_repair(1, cb->fec_k, cb->fec_m);
+	if (1 + mg > cb->segs)
+		return -EOVERFLOW;
+	ret = prepare(head);
+	if (ret)
+		return ret;
+	for (i = mg; i-- > 0;) {
+		rep = ftv_fec_repair(&head, 1, mg, i);
+		if (!rep)
+			return -ENOMEM;
+		rep->next = cb->more;
+		cb->more = rep;
+		ret = seal_prepared(conn, rep, cb->tx.counter + 1 + i);
+		if (ret)
+			return ret;
+	}
+	atomic64_add(mg, &conn->peer->fec_stats.repair_sent);
+	return seal_prepared(conn, head, cb->tx.counter);
+}
+
 /* Seal a job's segments in FEC groups; return the segments it took. */
 static int seal_groups(struct ftv_conn *conn, struct ftv_cb *cb,
 		       unsigned int n)
@@ -556,7 +595,7 @@ static enum ftv_job_state seal_job(struct sk_buff *head)
 	int ret = 0;
 
 	if (!skb_is_gso(head))
-		return seal(conn, head, counter) ? FTV_JOB_DEAD : FTV_JOB_DONE;
+		return seal_lone(conn, head) ? FTV_JOB_DEAD : FTV_JOB_DONE;
 	/* This writes the GSO part of skb->cb, from tx.bytes on. */
 	segs = skb_gso_segment(head, 0);
 	if (IS_ERR_OR_NULL(segs))
@@ -704,9 +743,20 @@ void ftv_send_finish_job(struct sk_buff *head)
 	struct ftv_conn *conn = cb->conn;
 	int state = READ_ONCE(conn->state);
 
-	/* The original of a split superpacket; its cb goes with it. */
-	if (sealed != head)
-		consume_skb(head);
+	if (sealed != head) {
+		if (skb_is_gso(head)) {
+			/* The original of a split superpacket; its cb goes
+			 * with it.
+			 */
+			consume_skb(head);
+		} else {
+			/* A lone packet, off its queue, then its repair
+			 * messages.
+			 */
+			head->next = sealed;
+			sealed = head;
+		}
+	}
 	/* A retired connection still sends what was sealed for it. */
 	if (likely(done && (state == FTV_CONN_ESTABLISHED ||
 			    state == FTV_CONN_RETIRED))) {
@@ -760,8 +810,9 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		if (!segs)
 			segs = DIV_ROUND_UP(skb->len,
 					    skb_shinfo(skb)->gso_size);
-		if (fec)
-			ftv_fec_plan(conn, segs, &k, &m);
+	}
+	if (fec) {
+		ftv_fec_plan(conn, segs, &k, &m);
 		segs += ftv_fec_repairs(segs, k, m);
 	}
 	cb->more = NULL;
