@@ -676,6 +676,7 @@ static int prepare_handshake(struct ftv_conn *conn,
 			     const struct ftv_identity *identity)
 {
 	static const u8 no_key[FTV_KEY_SIZE];
+	u8 msg[FTV_INIT_MAX];
 	struct ftv_peer *peer = conn->peer;
 	u8 psk[FTV_KEY_SIZE];
 	unsigned int pad;
@@ -702,12 +703,19 @@ static int prepare_handshake(struct ftv_conn *conn,
 	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
 		return -ENOMEM;
 	ret = ftv_noise_create_init(peer, identity, &conn->handshake,
-				    (struct ftv_msg_init *)conn->init_msg);
+				    (struct ftv_msg_init *)msg);
 	if (ret)
 		return ret;
 	pad = ftv_noise_pad(&conn->handshake, false,
-			    conn->init_msg + sizeof(struct ftv_msg_init));
-	conn->init_len = sizeof(struct ftv_msg_init) + pad;
+			    msg + sizeof(struct ftv_msg_init));
+	if (READ_ONCE(peer->device->shape)) {
+		conn->init_len = ftv_shape_encode(msg, sizeof(struct ftv_msg_init) +
+						  pad, conn->init_msg);
+	} else {
+		conn->init_len = sizeof(struct ftv_msg_init) + pad;
+		memcpy(conn->init_msg, msg, conn->init_len);
+	}
+	memzero_explicit(msg, sizeof(msg));
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "noise.h"
 #include "queue.h"
 #include "replay.h"
+#include "shape.h"
 
 #include <linux/in6.h>
 #include <linux/rhashtable-types.h>
@@ -97,8 +98,9 @@ enum ftv_conn_state {
  * @replay: replay window for @recv_tfm's counters
  * @dst_cache: the outer route
  * @handshake: key exchange state while it runs
- * @init_msg: initiator: the prepared initiation payload
- * @init_len: its length including padding
+ * @init_msg: initiator: the prepared initiation payload, shaped if the
+ *	device shapes openings (shape.c)
+ * @init_len: its length on the wire
  * @resp_seq: initiator: sequence number the response starts at
  * @early: initiator: payloads that arrived before the response and may be
  *	data that overtook it; opened once the session is installed
@@ -145,7 +147,7 @@ struct ftv_conn {
 	struct ftv_replay replay;
 	struct dst_cache dst_cache;
 	struct ftv_handshake handshake;
-	u8 init_msg[sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX];
+	u8 init_msg[FTV_SHAPED_LEN(FTV_INIT_MAX)];
 	unsigned int init_len;
 	u32 resp_seq;
 	struct sk_buff_head early;

@@ -91,6 +91,11 @@ enum ftv_message_limits {
 	FTV_FEC_REPAIR_HLEN = sizeof(struct ftv_msg_repair),
 	/* The longest packet a group takes. */
 	FTV_FEC_MAX_LEN = 1500,
+	/* The longest handshake messages, padding included, before they
+	 * are shaped (shape.c).
+	 */
+	FTV_INIT_MAX = sizeof(struct ftv_msg_init) + FTV_HANDSHAKE_PAD_MAX,
+	FTV_RESP_MAX = sizeof(struct ftv_msg_resp) + FTV_HANDSHAKE_PAD_MAX,
 };
 
 /* The fake TCP header: 20 bytes plus NOP, NOP, timestamps on every segment

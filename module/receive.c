@@ -24,6 +24,7 @@
 #include "peer.h"
 #include "token.h"
 #include "send.h"
+#include "shape.h"
 #include "timers.h"
 
 #include <crypto/aead.h>
@@ -688,6 +689,23 @@ static void response_done(struct ftv_conn *conn)
 	receive_early(conn);
 }
 
+/*
+ * A handshake message, read back in place if it came shaped (shape.c):
+ * @buf holds the first @len bytes of the payload (those that fit), and
+ * gets at most @room bytes of the message. Return: its length.
+ */
+static unsigned int read_opening(u8 *buf, unsigned int len,
+				 unsigned int room, bool *shaped)
+{
+	int n = -EINVAL;
+
+	/* Each character read is written back at or before its place. */
+	if (len <= FTV_SHAPED_LEN(room))
+		n = ftv_shape_decode(buf, len, buf);
+	*shaped = n >= 0;
+	return n >= 0 ? n : min(len, room);
+}
+
 /* Initiator: the response arrived; finish the key exchange. */
 static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 			     const struct ftv_segment *seg)
@@ -696,10 +714,11 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_device *fdev = conn->device;
 	struct ftv_identity *identity;
 	struct ftv_session_keys keys;
-	u8 pad[FTV_FEC_TAG_SIZE];
+	u8 msg[FTV_SHAPED_LEN(FTV_RESP_MAX)];
 	struct ftv_handshake hs;
 	struct ftv_msg_resp resp;
-	bool ok, fec;
+	bool ok, fec, shaped;
+	unsigned int len;
 
 	/* The response is the first byte of the responder's stream; with
 	 * several CPUs, data it sent just after can arrive first: hold a few
@@ -709,11 +728,16 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		hold_early(conn, skb);
 		return;
 	}
-	if (seg->payload_len < sizeof(resp) ||
-	    skb_copy_bits(skb, seg->payload_off, &resp, sizeof(resp))) {
+	len = min_t(unsigned int, seg->payload_len, sizeof(msg));
+	if (!skb_copy_bits(skb, seg->payload_off, msg, len))
+		len = read_opening(msg, len, FTV_RESP_MAX, &shaped);
+	else
+		len = 0;
+	if (len < sizeof(resp)) {
 		drop(&peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
 		return;
 	}
+	memcpy(&resp, msg, sizeof(resp));
 	identity = rcu_dereference(fdev->identity);
 	if (!pending_handshake(conn, &hs) || !identity) {
 		drop(&peer->drops, FTV_DROP_NO_SESSION, fdev->dev, skb);
@@ -723,10 +747,8 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
-	fec = seg->payload_len >= sizeof(resp) + sizeof(pad) &&
-	      !skb_copy_bits(skb, seg->payload_off + sizeof(resp), pad,
-			     sizeof(pad)) &&
-	      ftv_noise_pad_says_fec(&hs, true, pad, sizeof(pad));
+	fec = ftv_noise_pad_says_fec(&hs, true, msg + sizeof(resp),
+				     len - sizeof(resp));
 	WRITE_ONCE(conn->fec.peer_has_fec, fec);
 	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
@@ -1171,29 +1193,41 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 	return NF_STOLEN;
 }
 
-/* Parse and authenticate an initiation; the peer comes with a reference. */
+/*
+ * Parse and authenticate an initiation, read back into @init
+ * (FTV_INIT_MAX bytes) if it came shaped; @len says how much of it there
+ * is. The peer comes with a reference.
+ */
 static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 					struct sk_buff *skb,
 					struct ftv_segment *seg,
 					struct ftv_handshake *hs,
-					bool *prefer_pending)
+					bool *prefer_pending, u8 *init,
+					unsigned int *len, bool *shaped)
 {
+	u8 buf[FTV_SHAPED_LEN(FTV_INIT_MAX)];
 	struct ftv_identity *identity;
 	struct ftv_peer *peer = NULL;
 	unsigned int thoff;
 
 	if (skb_linearize(skb) || !parse_addresses(skb, seg, &thoff) ||
-	    parse_tcp(skb, seg, thoff) ||
-	    seg->payload_len < sizeof(struct ftv_msg_init)) {
+	    parse_tcp(skb, seg, thoff)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROP_MALFORMED);
+		return NULL;
+	}
+	*len = min_t(unsigned int, seg->payload_len, sizeof(buf));
+	memcpy(buf, skb->data + seg->payload_off, *len);
+	*len = read_opening(buf, *len, FTV_INIT_MAX, shaped);
+	memcpy(init, buf, *len);
+	if (*len < sizeof(struct ftv_msg_init)) {
 		ftv_drops_inc(&fdev->drops, FTV_DROP_MALFORMED);
 		return NULL;
 	}
 	rcu_read_lock_bh();
 	identity = rcu_dereference_bh(fdev->identity);
 	if (identity) {
-		peer = ftv_noise_consume_init(fdev, identity,
-					      (void *)skb->data +
-					      seg->payload_off, hs);
+		peer = ftv_noise_consume_init(fdev, identity, (void *)init,
+					      hs);
 		*prefer_pending = peer && memcmp(identity->public_key,
 						 peer->public_key,
 						 FTV_KEY_SIZE) < 0;
@@ -1205,14 +1239,20 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 	return peer;
 }
 
-/* A keyed responder connection and its response, not yet published. */
+/*
+ * A keyed responder connection and its response (FTV_SHAPED_LEN(
+ * FTV_RESP_MAX) bytes of room), not yet published. The response is
+ * shaped if the initiation was and this device shapes.
+ */
 static struct ftv_conn *make_responder(struct ftv_device *fdev,
 				       struct ftv_peer *peer,
 				       const struct ftv_segment *seg,
 				       struct ftv_handshake *hs, bool peer_fec,
-				       u8 *resp, unsigned int *resp_len)
+				       bool shape, u8 *resp,
+				       unsigned int *resp_len)
 {
 	struct ftv_session_keys keys;
+	u8 msg[FTV_RESP_MAX];
 	struct ftv_conn *conn;
 	unsigned int pad;
 
@@ -1227,8 +1267,8 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
 	conn->fec.peer_has_fec = peer_fec;
 	/* Before the response moves the handshake on. */
-	pad = ftv_noise_pad(hs, true, resp + sizeof(struct ftv_msg_resp));
-	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)resp,
+	pad = ftv_noise_pad(hs, true, msg + sizeof(struct ftv_msg_resp));
+	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)msg,
 				  &keys) ||
 	    ftv_conn_set_keys(conn, &keys)) {
 		memzero_explicit(&keys, sizeof(keys));
@@ -1236,31 +1276,35 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 		return NULL;
 	}
 	*resp_len = sizeof(struct ftv_msg_resp) + pad;
+	if (shape && READ_ONCE(fdev->shape))
+		*resp_len = ftv_shape_encode(msg, *resp_len, resp);
+	else
+		memcpy(resp, msg, *resp_len);
 	return conn;
 }
 
 /* Responder: authenticate an initiation, answer it, install the session. */
 static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 {
-	u8 resp[sizeof(struct ftv_msg_resp) + FTV_HANDSHAKE_PAD_MAX];
-	bool prefer_pending = false, installed = false;
+	bool prefer_pending = false, installed = false, shaped;
+	u8 resp[FTV_SHAPED_LEN(FTV_RESP_MAX)];
+	unsigned int resp_len, init_len;
+	u8 init[FTV_INIT_MAX];
 	struct ftv_segment seg;
 	struct ftv_handshake hs;
 	struct ftv_peer *peer;
 	struct ftv_conn *conn;
-	unsigned int resp_len;
 
-	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending);
+	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending, init,
+			       &init_len, &shaped);
 	if (!peer)
 		goto out;
-	/* skb is linear: open_initiation() made it so. */
 	conn = make_responder(fdev, peer, &seg, &hs,
-			      ftv_noise_pad_says_fec(&hs, false, skb->data +
-						     seg.payload_off +
+			      ftv_noise_pad_says_fec(&hs, false, init +
 						     sizeof(struct ftv_msg_init),
-						     seg.payload_len -
+						     init_len -
 						     sizeof(struct ftv_msg_init)),
-			      resp, &resp_len);
+			      shaped, resp, &resp_len);
 	if (!conn)
 		goto out;
 	/* Once installed, @conn is only used under RCU: a newer session or

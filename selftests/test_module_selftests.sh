@@ -17,7 +17,7 @@ VECTORS="$FTV_ROOT/selftests/noise_vectors.py"
 TABLES="$FTV_ROOT/module/selftest/noise.c"
 DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 
-ktap_plan 8
+ktap_plan 9
 "$PYTHON" -c 'import cryptography' 2>/dev/null ||
 	ktap_skip_all "python3-cryptography is not installed"
 
@@ -32,7 +32,7 @@ else
 	ktap_fail "the debug module loads (its self-tests passed)"
 fi
 log=$(dmesg_since "$mark")
-for t in replay allowedips faketcp noise token fec; do
+for t in replay allowedips faketcp noise token fec shape; do
 	if grep -q "ftv: $t self-tests: pass" <<<"$log"; then
 		ktap_ok "$t self-tests pass"
 	else
