@@ -154,6 +154,19 @@ if [ ! -f "$out/rc" ]; then
 	echo "vm.sh: the guest did not report an exit code (vng exit $vng_rc);" \
 		"it probably crashed. The end of its kernel log ($out/kernel.log):" >&2
 	tail -n 60 "$out/kernel.log" 2>/dev/null | sed 's/^/vm.sh:   /' >&2
+	# The end of the log may be the middle of a report: its first line
+	# (what warned or oopsed, where) and the top of its stack come last,
+	# where a reader of CI's output sees them.
+	first=$(grep -n -m 1 -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|refcount_t:' \
+		"$out/kernel.log" 2>/dev/null | cut -d: -f1)
+	if [ -n "$first" ]; then
+		during=$(head -n "$first" "$out/kernel.log" |
+			grep -o 'ftv-selftest: [^ ]*' | tail -n 1)
+		echo "vm.sh: the first report in the kernel log (line $first," \
+			"during ${during#ftv-selftest: }):" >&2
+		sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" \
+			"$out/kernel.log" | sed 's/^/vm.sh:   /' >&2
+	fi
 	exit 125
 fi
 exit "$(cat "$out/rc")"
