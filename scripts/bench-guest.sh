@@ -20,6 +20,8 @@
 #   veth-nooffload   the cable with TSO, GSO, GRO and tx checksumming off
 #   wireguard        WireGuard over the cable
 #   ftv              ftv over the cable, set up as selftests/lib.sh does
+#                    (forward error correction "auto", the default)
+#   ftv-fecoff       the same with "fec off" on both ends (loss tests only)
 #   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
 # and each repeat interleaves them: for every measurement, every
 # configuration in turn.
@@ -50,6 +52,7 @@
 # BENCH_LOSS_TIME (8 s per loss step, after the same omission),
 # BENCH_PPS_TIME (6 s),
 # BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss"), BENCH_CONFIGS ("veth veth-nooffload
+# wireguard ftv ftv-fecoff
 # wireguard ftv openvpn-tcp"), BENCH_LOSS ("0 0.1 0.5 1 5"),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
 # ftrace profile of one stream through WireGuard and ftv, after the
@@ -78,7 +81,7 @@ LOSS_T=${BENCH_LOSS_TIME:-8}
 PPS_T=${BENCH_PPS_TIME:-6}
 DELAY=${BENCH_DELAY:-10ms}
 read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss}"
-read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv openvpn-tcp}"
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp}"
 read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
 
 LOGS=$out/logs
@@ -306,8 +309,16 @@ run()
 			say "$cfg: netem failed"
 			return 1
 		fi
+		case $cfg in ftv*) read -r rep0 pkt0 < <(fec_counts) ;; esac
 		EXTRA="\"loss\":$loss,\"delay\":\"$DELAY\"" \
-			measure "$r" "$cfg" "$unit" "$LOSS_T" "$OMIT" "$ANCHOR_B" "$DEV_B" ;;
+			measure "$r" "$cfg" "$unit" "$LOSS_T" "$OMIT" "$ANCHOR_B" "$DEV_B"
+		case $cfg in
+		ftv*)
+			read -r rep1 pkt1 < <(fec_counts)
+			printf '{"repeat":%d,"config":"%s","test":"fec_%s","rc":0,"repairs":%d,"packets":%d}\n' \
+				"$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0)) >>"$SAMPLES"
+			;;
+		esac ;;
 	esac
 }
 
@@ -372,6 +383,33 @@ cfg_ftv()
 	underlay && pair_ftv || return 1
 	ADDR_B=10.9.0.2 DEV_A=ftv0 DEV_B=ftv0
 	connect_ping "$A" 10.9.0.2
+}
+
+cfg_ftv_fecoff()
+{
+	cfg_ftv || return 1
+	nsx "$A" "$FTVCTL" peer set ftv0 "$(pubkey_of b)" fec off &&
+		nsx "$B" "$FTVCTL" peer set ftv0 "$(pubkey_of a)" fec off
+}
+
+# fec_counts : "REPAIRS PACKETS": repair messages A has sent to B, and
+# packets A's ftv0 has sent, so far
+fec_counts()
+{
+	local repairs name rest f=()
+
+	# A's only peer: the key files in $FTV_TMP are the last
+	# configuration's, ftv-fecoff's when both are up.
+	repairs=$(ftv_json "$A" ftv0 \
+		'd["peers"][0]["fec_stats"]["repair_sent"]' 2>/dev/null)
+	while IFS=: read -r name rest; do
+		if [ "${name//[[:space:]]/}" = ftv0 ]; then
+			read -r -a f <<<"$rest"
+			break
+		fi
+	done <"/proc/$ANCHOR_A/net/dev"
+	# tx_packets is the tenth number after the name
+	echo "${repairs:-0} ${f[9]:-0}"
 }
 
 OVPN_DIR=
@@ -445,6 +483,8 @@ takes()
 	veth:loss_*) return 1 ;;
 	openvpn-tcp:loss_*) return 0 ;;
 	openvpn-tcp:*) return 1 ;;
+	ftv-fecoff:loss_*) return 0 ;;
+	ftv-fecoff:*) return 1 ;;
 	esac
 	return 0
 }
