@@ -45,8 +45,13 @@ enum ftv_fec_limits {
 	FTV_FEC_SLOTS = 128,
 	/* Groups waiting for a missing message at once. */
 	FTV_FEC_GROUPS = 16,
-	/* Messages between two loss reports. */
+	/* Messages between two loss reports: at most the first, or the
+	 * second once FTV_FEC_LOSS_PERIOD_MS have gone by, so that a slow
+	 * flow (which loss makes slow) still gets its estimate in time.
+	 */
 	FTV_FEC_LOSS_INTERVAL = 1024,
+	FTV_FEC_LOSS_INTERVAL_MIN = 128,
+	FTV_FEC_LOSS_PERIOD_MS = 200,
 	/* Bounds of how long a group waits, around the round trip. */
 	FTV_FEC_WAIT_MIN_MS = 10,
 	FTV_FEC_WAIT_MAX_MS = 1000,
@@ -106,23 +111,28 @@ struct ftv_fec_rx {
  * after rebuilding (the binomial tail of each K + M). Inner TCP's rate
  * goes as 1 / sqrt(loss it sees), and each loss left halves its window:
  * that much keeps it near its lossless rate on a path of tens of ms.
+ * A small group needs more than its share of M for that (a lone packet
+ * with one repair message is lost with odds p^2): m_small is its least.
+ * Slowed down by loss, TCP sends mostly small groups, and without it
+ * stays slow.
  */
 static const struct {
 	u32 loss_ppm;
 	u8 k;
 	u8 m;
+	u8 m_small;
 } auto_table[] = {
-	{ 100, 0, 0 },
-	{ 2000, 32, 2 },
-	{ 5000, 32, 3 },
-	{ 10000, 32, 4 },
-	{ 20000, 32, 5 },
-	{ 30000, 32, 7 },
-	{ 50000, 32, 9 },
-	{ 80000, 24, 10 },
-	{ 100000, 24, 12 },
-	{ 150000, 16, 13 },
-	{ U32_MAX, 16, 16 },
+	{ 100, 0, 0, 0 },
+	{ 2000, 32, 2, 1 },
+	{ 5000, 32, 3, 1 },
+	{ 10000, 32, 4, 2 },
+	{ 20000, 32, 5, 2 },
+	{ 30000, 32, 7, 3 },
+	{ 50000, 32, 9, 3 },
+	{ 80000, 24, 10, 4 },
+	{ 100000, 24, 12, 4 },
+	{ 150000, 16, 13, 5 },
+	{ U32_MAX, 16, 16, 7 },
 };
 
 /**
@@ -306,13 +316,19 @@ unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
  * @k: K
  * @m: M
  *
- * Return: ceil(M * kg / K): a small group gets proportionally as many.
+ * Return: ceil(M * kg / K), or for one of auto's K:M at least its
+ * m_small, which a small group needs to be as safe as a whole one.
  */
 unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
 				  unsigned int m)
 {
-	return min_t(unsigned int, DIV_ROUND_UP(m * kg, k),
-		     FTV_FEC_CODE_MAX_REPAIR);
+	unsigned int mg = DIV_ROUND_UP(m * kg, k), i;
+
+	/* One of auto's K:M: a small group gets its least. */
+	for (i = 1; i < ARRAY_SIZE(auto_table); ++i)
+		if (auto_table[i].k == k && auto_table[i].m == m)
+			mg = max_t(unsigned int, mg, auto_table[i].m_small);
+	return min_t(unsigned int, mg, FTV_FEC_CODE_MAX_REPAIR);
 }
 
 /**
@@ -392,7 +408,9 @@ static void sample_rtt(struct ftv_conn *conn, u32 tsecr)
  * @has_ts: @tsecr is valid
  *
  * The loss rate is what did not arrive of the counters the greatest one
- * moved past, over FTV_FEC_LOSS_INTERVAL messages, smoothed.
+ * moved past, over FTV_FEC_LOSS_INTERVAL messages (or fewer, down to
+ * FTV_FEC_LOSS_INTERVAL_MIN, once FTV_FEC_LOSS_PERIOD_MS have passed),
+ * smoothed: quick to rise, slow to fall.
  *
  * Return: true when a loss report is due to a peer that knows FEC.
  */
@@ -405,20 +423,32 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 
 	if (has_ts)
 		sample_rtt(conn, tsecr);
-	if (!fc->interval_seen && !fc->greatest)
+	if (!fc->interval_seen && !fc->greatest) {
 		fc->interval_start = counter;
+		fc->interval_began = jiffies;
+	}
 	++fc->interval_seen;
 	if (counter > fc->greatest)
 		fc->greatest = counter;
 	advanced = fc->greatest - fc->interval_start;
-	if (advanced < FTV_FEC_LOSS_INTERVAL)
+	if (advanced < FTV_FEC_LOSS_INTERVAL_MIN ||
+	    (advanced < FTV_FEC_LOSS_INTERVAL &&
+	     time_before(jiffies, fc->interval_began +
+			 msecs_to_jiffies(FTV_FEC_LOSS_PERIOD_MS))))
 		return false;
 	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
 	ppm = div64_u64(lost * 1000000, advanced);
-	ppm = (3 * fc->loss_ppm + ppm) / 4;
+	/* Up at once, down slowly: a repair too few costs the inner TCP
+	 * half its window, one too many a few per cent.
+	 */
+	if (ppm > fc->loss_ppm)
+		ppm = (fc->loss_ppm + 3 * ppm) / 4;
+	else
+		ppm = (7 * fc->loss_ppm + ppm) / 8;
 	WRITE_ONCE(fc->loss_ppm, ppm);
 	WRITE_ONCE(conn->peer->fec_stats.last_loss_ppm, ppm);
 	fc->interval_start = fc->greatest;
+	fc->interval_began = jiffies;
 	fc->interval_seen = 0;
 	return READ_ONCE(fc->peer_has_fec);
 }

@@ -58,6 +58,7 @@ struct ftv_fec_stats {
  * @loss_ppm: the loss we see on what the peer sends (ppm, smoothed)
  * @interval_start: the greatest counter when the current loss interval
  *	began
+ * @interval_began: jiffies when it began
  * @interval_seen: messages received in it
  * @greatest: the greatest counter received
  * @srtt_ms: smoothed round trip time, from TCP timestamps
@@ -77,6 +78,7 @@ struct ftv_fec_conn {
 	u32 peer_loss_ppm;
 	u32 loss_ppm;
 	u64 interval_start;
+	unsigned long interval_began;
 	u32 interval_seen;
 	u64 greatest;
 	u32 srtt_ms;
