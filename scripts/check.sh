@@ -247,7 +247,7 @@ CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 # old connections hit by junk (the review's use after free), teardown
 # under load (module unload, namespace deletion, 1,000 peers), peer
 # removal and device deletion with packets in the crypt queues, and FEC's
-# rebuilding on a lossy path, about 14 minutes. The rest is make
+# rebuilding on a lossy path, about 11 minutes. The rest is make
 # check-debug's.
 DEBUG_CORE_TESTS="test_module_selftests.sh test_transfer.sh test_rekey.sh
 	test_replay.sh test_peer_removal.sh test_lifecycle.sh test_inflight.sh
@@ -260,7 +260,7 @@ REF_FULL=1300
 REF_CORE=620
 REF_DEBUG_BUILD=540
 REF_DEBUG_FULL=2700
-REF_DEBUG_CORE=840
+REF_DEBUG_CORE=660
 
 # plan KVER : prints full, core or skip: the most of the suite that fits
 # in what is left of the budget, at the pace the first suite showed
