@@ -18,15 +18,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ftvnl  # noqa: E402
 
 
-def request(nl, family, cmd, root, args):
-    attrs = ftvnl.Builder(root).build(args, 20)
-    nl.request(family, ftvnl.NLM_F_REQUEST | ftvnl.NLM_F_ACK, cmd, 1, attrs)
-    for typ, flags, payload in nl.replies():
-        if typ == ftvnl.NLMSG_ERROR:
-            return ftvnl.parse_error(flags, payload)[0]
-    return -1
-
-
 def main():
     dev, count = sys.argv[1], int(sys.argv[2])
     nl = ftvnl.Netlink()
@@ -39,9 +30,9 @@ def main():
         peer = ["ifname=" + dev, "peer{", "public_key=" + key]
         add = peer + ["allowedips{", "allowedip{", "family=inet",
                       "ipaddr=" + ip, "cidr_mask=32", "}", "}", "}"]
-        if request(nl, family, cmds["new_peer"], root, add):
+        if ftvnl.acked(nl, family, cmds["new_peer"], root, add):
             failures += 1
-        if request(nl, family, cmds["del_peer"], root, peer + ["}"]):
+        if ftvnl.acked(nl, family, cmds["del_peer"], root, peer + ["}"]):
             failures += 1
     print(count, failures)
     return failures == 0

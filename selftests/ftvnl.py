@@ -426,6 +426,18 @@ KERNEL_ERRNO_NAMES = {errno.EOPNOTSUPP: "EOPNOTSUPP", errno.EAGAIN: "EAGAIN",
                       errno.EDEADLK: "EDEADLK"}
 
 
+def acked(nl, family, cmd, root, args):
+    """Send one request built from ATTR-style args (see above) and wait
+    for its acknowledgment; return its errno (0 for success, -1 for no
+    answer). For scripts that send many requests from one process."""
+    attrs = Builder(root).build(args, 20)
+    nl.request(family, NLM_F_REQUEST | NLM_F_ACK, cmd, 1, attrs)
+    for typ, flags, payload in nl.replies():
+        if typ == NLMSG_ERROR:
+            return parse_error(flags, payload)[0]
+    return -1
+
+
 def errno_name(err):
     return KERNEL_ERRNO_NAMES.get(err) or errno.errorcode.get(err, str(err))
 

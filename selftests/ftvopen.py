@@ -35,15 +35,6 @@ TRIES = 8
 WAIT = 0.5
 
 
-def request(nl, family, cmd, root, args):
-    attrs = ftvnl.Builder(root).build(args, 20)
-    nl.request(family, ftvnl.NLM_F_REQUEST | ftvnl.NLM_F_ACK, cmd, 1, attrs)
-    for typ, flags, payload in nl.replies():
-        if typ == ftvnl.NLMSG_ERROR:
-            return ftvnl.parse_error(flags, payload)[0]
-    return -1
-
-
 def echoed(sock, inner, i):
     """Send round i's datagram until its echo comes back."""
     msg = b"ftvopen %d" % i
@@ -85,8 +76,8 @@ def main():
         if wait > 0:
             time.sleep(wait)
         last = time.monotonic()
-        request(nl, family, cmds["del_peer"], root, peer + ["}"])
-        if request(nl, family, cmds["new_peer"], root, add):
+        ftvnl.acked(nl, family, cmds["del_peer"], root, peer + ["}"])
+        if ftvnl.acked(nl, family, cmds["new_peer"], root, add):
             failed += 1
             continue
         if echoed(sock, inner, i):

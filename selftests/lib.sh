@@ -416,6 +416,36 @@ capture_stop()
 	wait "$CAPTURE_PID" 2>/dev/null
 }
 
+# objects_counted MARK : as many devices, peers and connections destroyed
+# as created after MARK (the pr_debug pairs)
+objects_counted()
+{
+	local kind
+	for kind in device peer connection; do
+		[ "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* created")" -eq \
+		  "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* destroyed")" ] ||
+			return 1
+	done
+}
+
+# objects_balanced MARK TIMEOUT : one KTAP case: within TIMEOUT seconds,
+# every device, peer and connection created after MARK was destroyed; the
+# counts go to the diagnostics either way
+objects_balanced()
+{
+	local kind
+
+	if wait_for "$2" objects_counted "$1"; then
+		ktap_ok "every device, peer and connection created was destroyed"
+	else
+		ktap_fail "every device, peer and connection created was destroyed"
+	fi
+	for kind in device peer connection; do
+		ktap_diag "$kind: $(dmesg_since "$1" | grep -c "ftv: .*$kind.* created") created," \
+			"$(dmesg_since "$1" | grep -c "ftv: .*$kind.* destroyed") destroyed"
+	done
+}
+
 # dmesg_since MARK : the kernel log after MARK
 dmesg_since()
 {

@@ -121,24 +121,7 @@ ktap_check "A's ftv0 is gone" wait_for 20 \
 kill "$ab" "$ba" 2>/dev/null
 nsx "$B" ip link del ftv0
 
-balanced()
-{
-	local kind
-	for kind in device peer connection; do
-		[ "$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* created")" -eq \
-		  "$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* destroyed")" ] ||
-			return 1
-	done
-}
-if wait_for 20 balanced; then
-	ktap_ok "every device, peer and connection created was destroyed"
-else
-	ktap_fail "every device, peer and connection created was destroyed"
-fi
-for kind in device peer connection; do
-	ktap_diag "$kind: $(dmesg_since "$mark" | grep -c "ftv: .*$kind.* created") created," \
-		"$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* destroyed") destroyed"
-done
+objects_balanced "$mark" 20
 reports=$(freed_memory_reports "$mark")
 if [ -z "$reports" ]; then
 	ktap_ok "no write into freed memory reported"

@@ -92,24 +92,7 @@ moving() { [ "$(nsx "$A" cat /sys/class/net/ftv0/statistics/tx_bytes)" -gt 20000
 wait_for 30 moving || ktap_diag "iperf3 did not get going"
 ktap_check "rmmod ftv succeeds while iperf3 runs" timeout 60 rmmod ftv
 
-balanced()
-{
-	local kind
-	for kind in device peer connection; do
-		[ "$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* created")" -eq \
-		  "$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* destroyed")" ] ||
-			return 1
-	done
-}
-if wait_for 10 balanced; then
-	ktap_ok "every device, peer and connection created was destroyed"
-else
-	ktap_fail "every device, peer and connection created was destroyed"
-fi
-for kind in device peer connection; do
-	ktap_diag "$kind: $(dmesg_since "$mark" | grep -c "ftv: .*$kind.* created") created," \
-		"$(dmesg_since "$mark" | grep -c "ftv: .*$kind.* destroyed") destroyed"
-done
+objects_balanced "$mark" 10
 ktap_check "the module loads again" ftv_load_module
 
 ktap_finish
