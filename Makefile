@@ -16,6 +16,9 @@
 #   make bench [BENCH_QUICK=1]      ftv beside veth, WireGuard and OpenVPN, in a
 #                                   VM; table and chart in bench/results/
 #   make check-style                checkpatch --strict, kernel-doc, shellcheck
+#   make ynl                        the kernel's netlink tools and schemas
+#                                   (tools/net/ynl, Documentation/netlink)
+#                                   from linux-source-6.12, in .cache/
 #   make dist                       ftv-VERSION.tar.xz of HEAD, with the
 #                                   VERSION file dkms and the build read
 #   make clean
@@ -44,11 +47,12 @@ STYLE_DIR := .cache/linux-source-6.1
 CHECKPATCH := $(STYLE_DIR)/scripts/checkpatch.pl
 KERNEL_DOC ?= $(firstword $(wildcard /usr/src/linux-kbuild-6.1/scripts/kernel-doc) kernel-doc)
 MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/dev/null)))
-# compat.h is the one file allowed to test LINUX_VERSION_CODE (STYLE.md).
+# compat.h is the one file allowed to test LINUX_VERSION_CODE: what differs
+# between the kernels ftv supports is kept there.
 CHECKPATCH_COMPAT := module/compat.h
 SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
 
-.PHONY: all module tools clean install check check-debug demo bench check-style dist
+.PHONY: all module tools clean install check check-debug demo bench check-style dist ynl
 
 all: module tools
 
@@ -109,6 +113,23 @@ $(CHECKPATCH): $(LINUX_SOURCE_TAR)
 		linux-source-6.1/scripts/checkpatch.pl \
 		linux-source-6.1/scripts/spelling.txt \
 		linux-source-6.1/scripts/const_structs.checkpatch
+	touch $@
+
+# The kernel's own netlink tooling, against which docs/netlink/ftv.yaml is
+# checked (selftests/ynl_check.py) and with which test_ynl.sh drives the
+# module: ynl's CLI and generator and the genetlink schemas.
+YNL_SOURCE_TAR ?= /usr/src/linux-source-6.12.tar.xz
+YNL_DIR := .cache/linux-source-6.12
+YNL_STAMP := $(YNL_DIR)/.ynl-stamp
+
+ynl: $(YNL_STAMP)
+
+$(YNL_STAMP): $(YNL_SOURCE_TAR)
+	mkdir -p .cache
+	[ -f .cache/.gitignore ] || echo '*' >.cache/.gitignore
+	tar -xf $(YNL_SOURCE_TAR) -C .cache \
+		linux-source-6.12/tools/net/ynl \
+		linux-source-6.12/Documentation/netlink
 	touch $@
 
 check-style: $(CHECKPATCH)

@@ -98,16 +98,6 @@ static struct ftv_device *lookup_device(struct net *net, struct nlattr **attrs,
 	return netdev_priv(dev);
 }
 
-static const u16 drop_attr[FTV_DROP_MAX] = {
-	[FTV_DROP_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
-	[FTV_DROP_REPLAY] = FTV_DROPS_A_REPLAY,
-	[FTV_DROP_MALFORMED] = FTV_DROPS_A_MALFORMED,
-	[FTV_DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
-	[FTV_DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
-	[FTV_DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
-	[FTV_DROP_ICMP_IGNORED] = FTV_DROPS_A_ICMP_IGNORED,
-};
-
 static int put_drops(struct sk_buff *skb, int attr,
 		     const struct ftv_drops *drops)
 {
@@ -116,9 +106,9 @@ static int put_drops(struct sk_buff *skb, int attr,
 
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = 0; i < FTV_DROP_MAX; ++i)
-		if (nla_put_u64_64bit(skb, drop_attr[i],
-				      atomic64_read(&drops->count[i]),
+	for (i = FTV_DROPS_A_UNSPEC + 1; i <= FTV_DROPS_A_MAX; ++i)
+		if (i != FTV_DROPS_A_PAD &&
+		    nla_put_u64_64bit(skb, i, atomic64_read(&drops->count[i]),
 				      FTV_DROPS_A_PAD))
 			goto err;
 	nla_nest_end(skb, nest);
@@ -322,19 +312,56 @@ enum { DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE, DUMP_AIP_IDX };
 enum { DUMP_SINGLE_UNRESOLVED = 2 };
 
 /*
- * One message for @fdev: the device's own attributes when starting, then as
- * many peers as fit. Return: 1 if the device is finished, 0 if more
- * messages are needed, or a negative errno.
+ * The device in one message: its own attributes unless resuming, then as
+ * many peers as fit, from peer @*peer_pos and its allowed-ip @*aip_pos on;
+ * both positions advance past what went in. Return: 1 if the device is
+ * complete, 0 if more messages are needed, or -EMSGSIZE if nothing of what
+ * is left fitted.
+ */
+static int fill_device(struct sk_buff *skb, struct ftv_device *fdev,
+		       long *peer_pos, long *aip_pos)
+{
+	long skip = *peer_pos, aip = *aip_pos, idx = 0;
+	struct nlattr *peers;
+	struct ftv_peer *peer;
+	int done = 1;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	if (nla_put_u32(skb, FTV_A_IFINDEX, fdev->dev->ifindex) ||
+	    nla_put_string(skb, FTV_A_IFNAME, fdev->dev->name) ||
+	    (!skip && !aip && put_device_attrs(skb, fdev)))
+		return -EMSGSIZE;
+	peers = nla_nest_start(skb, FTV_A_PEERS);
+	if (!peers)
+		return -EMSGSIZE;
+	list_for_each_entry(peer, &fdev->peer_list, peer_list) {
+		if (idx++ < skip)
+			continue;
+		if (put_peer(skb, peer, &aip)) {
+			done = 0;
+			break;
+		}
+		*peer_pos = idx;
+	}
+	nla_nest_end(skb, peers);
+	/* Without progress the caller drops the message: in an empty skb,
+	 * a dump then fails instead of asking for the same part forever.
+	 */
+	if (!done && *peer_pos == skip && aip == *aip_pos)
+		return -EMSGSIZE;
+	*aip_pos = aip;
+	return done;
+}
+
+/*
+ * One dump message for @fdev. Return: 1 if the device is finished, 0 if
+ * more messages are needed, or a negative errno.
  */
 static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 		       struct ftv_device *fdev)
 {
-	long skip = cb->args[DUMP_PEER_IDX], idx = 0;
-	long aip = cb->args[DUMP_AIP_IDX];
-	struct nlattr *peers;
-	struct ftv_peer *peer;
-	int done = 1, ret;
 	void *hdr;
+	int ret;
 
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 			  &ftv_genl_family, NLM_F_MULTI, FTV_CMD_GET_DEVICE);
@@ -344,41 +371,68 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 	/* Changes between two parts of a dump mark it interrupted. */
 	cb->seq = fdev->generation;
 	genl_dump_check_consistent(cb, hdr);
-	if (nla_put_u32(skb, FTV_A_IFINDEX, fdev->dev->ifindex) ||
-	    nla_put_string(skb, FTV_A_IFNAME, fdev->dev->name) ||
-	    (!skip && !aip && put_device_attrs(skb, fdev)))
-		goto full;
-	peers = nla_nest_start(skb, FTV_A_PEERS);
-	if (!peers)
-		goto full;
-	list_for_each_entry(peer, &fdev->peer_list, peer_list) {
-		if (idx++ < skip)
-			continue;
-		ret = put_peer(skb, peer, &aip);
-		if (ret) {
-			done = 0;
-			break;
-		}
-		cb->args[DUMP_PEER_IDX] = idx;
-	}
-	nla_nest_end(skb, peers);
+	ret = fill_device(skb, fdev, &cb->args[DUMP_PEER_IDX],
+			  &cb->args[DUMP_AIP_IDX]);
 	mutex_unlock(&fdev->device_update_lock);
-	/* Without progress the message is dropped: in an empty skb, the
-	 * dump then fails instead of asking for the same part forever.
-	 */
-	if (!done && cb->args[DUMP_PEER_IDX] == skip &&
-	    aip == cb->args[DUMP_AIP_IDX]) {
+	if (ret < 0) {
 		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
+		return ret;
 	}
 	genlmsg_end(skb, hdr);
-	cb->args[DUMP_AIP_IDX] = aip;
-	return done;
+	return ret;
+}
 
-full:
-	mutex_unlock(&fdev->device_update_lock);
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+/*
+ * The largest reply of a do request: the peers nest in it cannot exceed
+ * the 64 KiB an attribute's 16-bit length can say.
+ */
+#define FTV_GET_MAX_SIZE U16_MAX
+
+/* One device in one reply, tried small first, then as large as it gets. */
+static int get_device_do(struct sk_buff *skb, struct genl_info *info)
+{
+	size_t size = NLMSG_GOODSIZE;
+	struct ftv_device *fdev;
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	fdev = lookup_device(genl_info_net(info), info->attrs, info->extack);
+	if (IS_ERR(fdev))
+		return PTR_ERR(fdev);
+	for (;;) {
+		long peer_pos = 0, aip_pos = 0;
+
+		msg = genlmsg_new(size, GFP_KERNEL);
+		if (!msg) {
+			ret = -ENOMEM;
+			break;
+		}
+		hdr = genlmsg_put_reply(msg, info, &ftv_genl_family, 0,
+					FTV_CMD_GET_DEVICE);
+		ret = -EMSGSIZE;
+		if (hdr) {
+			mutex_lock(&fdev->device_update_lock);
+			ret = fill_device(msg, fdev, &peer_pos, &aip_pos);
+			mutex_unlock(&fdev->device_update_lock);
+		}
+		/* The skb may have more room than asked for: measure. */
+		if (ret == 1 && msg->len <= FTV_GET_MAX_SIZE) {
+			genlmsg_end(msg, hdr);
+			ret = genlmsg_reply(msg, info);
+			break;
+		}
+		nlmsg_free(msg);
+		if (size >= FTV_GET_MAX_SIZE) {
+			NL_SET_ERR_MSG_MOD(info->extack,
+					   "device does not fit one message: dump it");
+			ret = -EMSGSIZE;
+			break;
+		}
+		size = FTV_GET_MAX_SIZE;
+	}
+	dev_put(fdev->dev);
+	return ret;
 }
 
 /* The next ftv device at or after @ifindex, with a reference held. */
@@ -649,8 +703,12 @@ static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 				    "preshared key given and removed at once");
 		return -EINVAL;
 	}
-	if (tb[FTV_PEER_A_ALLOWEDIPS])
-		return check_allowedips(tb[FTV_PEER_A_ALLOWEDIPS], extack);
+	if (tb[FTV_PEER_A_ALLOWEDIPS]) {
+		int ret = check_allowedips(tb[FTV_PEER_A_ALLOWEDIPS], extack);
+
+		if (ret)
+			return ret;
+	}
 	return check_fec(tb, extack);
 }
 
@@ -929,6 +987,7 @@ static const struct genl_multicast_group ftv_mcgrps[] = {
 static const struct genl_ops ftv_genl_ops[] = {
 	{
 		.cmd = FTV_CMD_GET_DEVICE,
+		.doit = get_device_do,
 		.start = get_device_start,
 		.dumpit = get_device_dump,
 		.flags = GENL_UNS_ADMIN_PERM,

@@ -8,6 +8,7 @@
 #include "token.h"
 
 #include <linux/atomic.h>
+#include <linux/ftv.h>
 #include <linux/in6.h>
 #include <linux/kref.h>
 #include <linux/netdevice.h>
@@ -20,35 +21,18 @@
 struct ftv_device;
 struct ftv_conn;
 
-enum ftv_peer_limits {
-	FTV_MAX_PEERS = 1U << 20,
-	FTV_MAX_ALLOWEDIPS = 1U << 16,
-};
-
-/* Why a received segment was dropped; netlink.c maps each to its
- * uapi attribute.
- */
-enum ftv_drop_reason {
-	FTV_DROP_BAD_AUTH,
-	FTV_DROP_REPLAY,
-	FTV_DROP_MALFORMED,
-	FTV_DROP_NO_SESSION,
-	FTV_DROP_NOT_ALLOWED,
-	FTV_DROP_RATELIMITED,
-	FTV_DROP_ICMP_IGNORED,
-	FTV_DROP_MAX
-};
-
 /**
- * struct ftv_drops - per-reason drop counters
- * @count: one counter per enum ftv_drop_reason
+ * struct ftv_drops - drop counters, one per reason
+ * @count: indexed by the reason's netlink attribute (enum ftv_drops_attr,
+ *	the spec's one list of reasons); FTV_DROPS_A_UNSPEC and
+ *	FTV_DROPS_A_PAD stay zero
  */
 struct ftv_drops {
-	atomic64_t count[FTV_DROP_MAX];
+	atomic64_t count[FTV_DROPS_A_MAX + 1];
 };
 
 static inline void ftv_drops_inc(struct ftv_drops *drops,
-				 enum ftv_drop_reason reason)
+				 enum ftv_drops_attr reason)
 {
 	atomic64_inc(&drops->count[reason]);
 }

@@ -237,12 +237,12 @@ static void receive_listen(struct ftv_device *fdev, struct sk_buff *skb,
 		return;
 	}
 	if (!(seg->flags & TCPHDR_ACK) || !cookie_valid(fdev, seg)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROP_NO_SESSION);
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_NO_SESSION);
 		kfree_skb(skb);
 		return;
 	}
 	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROP_RATELIMITED);
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_RATELIMITED);
 		kfree_skb(skb);
 		return;
 	}
@@ -255,7 +255,7 @@ static void receive_listen(struct ftv_device *fdev, struct sk_buff *skb,
 	queue_work(ftv_wq, &fdev->handshake_work);
 }
 
-static void drop(struct ftv_drops *drops, enum ftv_drop_reason reason,
+static void drop(struct ftv_drops *drops, enum ftv_drops_attr reason,
 		 struct net_device *dev, struct sk_buff *skb)
 {
 	ftv_drops_inc(drops, reason);
@@ -340,12 +340,12 @@ static bool ready_inner(struct ftv_conn *conn, struct sk_buff *skb)
 	int family;
 
 	if (unlikely(inner_source(skb, &family, &saddr))) {
-		drop(&peer->drops, FTV_DROP_MALFORMED, dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
 		return false;
 	}
 	if (unlikely(ftv_allowedips_lookup(&fdev->allowedips, family,
 					   saddr) != peer)) {
-		drop(&peer->drops, FTV_DROP_NOT_ALLOWED, dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_NOT_ALLOWED, dev, skb);
 		return false;
 	}
 	skb_scrub_packet(skb, true);
@@ -376,11 +376,11 @@ static bool stash_data(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_cb *cb = FTV_CB(skb);
 
 	if (unlikely(!ftv_conn_keyed(conn))) {
-		drop(&peer->drops, FTV_DROP_NO_SESSION, dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_NO_SESSION, dev, skb);
 		return false;
 	}
 	if (unlikely(seg->payload_len < FTV_DATA_OVERHEAD)) {
-		drop(&peer->drops, FTV_DROP_MALFORMED, dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
 		return false;
 	}
 	cb->rx.seq = seg->seq;
@@ -439,10 +439,10 @@ static void open_job(struct sk_buff *head)
 		FTV_CB(skb)->rx.result = open_segment(conn, skb);
 }
 
-static const enum ftv_drop_reason open_drop[] = {
-	[FTV_OPEN_MALFORMED] = FTV_DROP_MALFORMED,
-	[FTV_OPEN_NO_SESSION] = FTV_DROP_NO_SESSION,
-	[FTV_OPEN_BAD_AUTH] = FTV_DROP_BAD_AUTH,
+static const enum ftv_drops_attr open_drop[] = {
+	[FTV_OPEN_MALFORMED] = FTV_DROPS_A_MALFORMED,
+	[FTV_OPEN_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
+	[FTV_OPEN_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
 };
 
 /* A data message FEC rebuilt: delivered behind those that came. */
@@ -493,7 +493,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
 	counter = le64_to_cpu(msg->counter);
 	if (unlikely(!ftv_replay_check(&conn->replay, counter))) {
-		drop(&peer->drops, FTV_DROP_REPLAY, dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
 		return false;
 	}
 	if (unlikely(!READ_ONCE(conn->confirmed)))
@@ -648,7 +648,7 @@ static void receive_early(struct ftv_conn *conn)
 static void hold_early(struct ftv_conn *conn, struct sk_buff *skb)
 {
 	if (skb_queue_len(&conn->early) >= FTV_EARLY_MAX) {
-		drop(&conn->peer->drops, FTV_DROP_NO_SESSION,
+		drop(&conn->peer->drops, FTV_DROPS_A_NO_SESSION,
 		     conn->device->dev, skb);
 		return;
 	}
@@ -734,17 +734,17 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	else
 		len = 0;
 	if (len < sizeof(resp)) {
-		drop(&peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
 		return;
 	}
 	memcpy(&resp, msg, sizeof(resp));
 	identity = rcu_dereference(fdev->identity);
 	if (!pending_handshake(conn, &hs) || !identity) {
-		drop(&peer->drops, FTV_DROP_NO_SESSION, fdev->dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_NO_SESSION, fdev->dev, skb);
 		goto out;
 	}
 	if (ftv_noise_consume_resp(peer, identity, &hs, &resp, &keys)) {
-		drop(&peer->drops, FTV_DROP_BAD_AUTH, fdev->dev, skb);
+		drop(&peer->drops, FTV_DROPS_A_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
 	fec = ftv_noise_pad_says_fec(&hs, true, msg + sizeof(resp),
@@ -806,7 +806,7 @@ static void receive_segment(struct ftv_device *fdev, struct ftv_conn *conn,
 	struct ftv_drops *drops = conn ? &conn->peer->drops : &fdev->drops;
 
 	if (check_segment(skb, seg, thoff, state)) {
-		drop(drops, FTV_DROP_MALFORMED, fdev->dev, skb);
+		drop(drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
 		return;
 	}
 	if (!conn)
@@ -982,7 +982,7 @@ static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
 	 */
 	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
 	if (IS_ERR_OR_NULL(segs)) {
-		drop(&conn->peer->drops, FTV_DROP_MALFORMED, fdev->dev, skb);
+		drop(&conn->peer->drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
 		return;
 	}
 	consume_skb(skb);
@@ -993,7 +993,7 @@ static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
 		skb_mark_not_on_list(one);
 		if (!parse_addresses(one, seg, &off) ||
 		    check_segment(one, seg, off, NULL)) {
-			drop(&conn->peer->drops, FTV_DROP_MALFORMED,
+			drop(&conn->peer->drops, FTV_DROPS_A_MALFORMED,
 			     fdev->dev, one);
 			continue;
 		}
@@ -1155,7 +1155,7 @@ static void learn_path_mtu(struct list_head *devices, struct sk_buff *skb)
 	     READ_ONCE(conn->state) <= FTV_CONN_ESTABLISHED &&
 	     ftv_conn_sent_seq(conn, q.seq);
 	if (!ok) {
-		ftv_drops_inc(&fdev->drops, FTV_DROP_ICMP_IGNORED);
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_ICMP_IGNORED);
 		return;
 	}
 	lower_path_mtu(fdev, conn, q.mtu);
@@ -1212,7 +1212,7 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 
 	if (skb_linearize(skb) || !parse_addresses(skb, seg, &thoff) ||
 	    parse_tcp(skb, seg, thoff)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROP_MALFORMED);
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_MALFORMED);
 		return NULL;
 	}
 	*len = min_t(unsigned int, seg->payload_len, sizeof(buf));
@@ -1220,7 +1220,7 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 	*len = read_opening(buf, *len, FTV_INIT_MAX, shaped);
 	memcpy(init, buf, *len);
 	if (*len < sizeof(struct ftv_msg_init)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROP_MALFORMED);
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_MALFORMED);
 		return NULL;
 	}
 	rcu_read_lock_bh();
@@ -1234,8 +1234,8 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 	}
 	rcu_read_unlock_bh();
 	if (!peer)
-		ftv_drops_inc(&fdev->drops, identity ? FTV_DROP_BAD_AUTH :
-				FTV_DROP_NO_SESSION);
+		ftv_drops_inc(&fdev->drops, identity ? FTV_DROPS_A_BAD_AUTH :
+				FTV_DROPS_A_NO_SESSION);
 	return peer;
 }
 

@@ -135,6 +135,11 @@ if ! $MAKE --no-print-directory -C selftests; then
 	echo "check: building selftests/ftvfuzz failed"
 	failed=1
 fi
+# The kernel's ynl tools, for ynl_check.py here and test_ynl.sh in the VM.
+if ! $MAKE --no-print-directory ynl; then
+	echo "check: unpacking tools/net/ynl from linux-source-6.12 failed"
+	failed=1
+fi
 
 # ftvctl's own tests and the dkms packaging's need no module and run
 # here, on the host; their cases count like the selftests'.
@@ -142,14 +147,18 @@ host_pass=0
 host_fail=0
 if [ "$what" = check ] && [ "$failed" = 0 ] &&
    grep -q '^check:' tools/ftvctl/Makefile 2>/dev/null; then
-	step "ftvctl's and dkms's tests (host, no module needed)"
+	step "ftvctl's, dkms's and the netlink spec's tests (host, no module needed)"
 	log=$ROOT/.cache/ftvctl-check.log
 	{
 		$MAKE --no-print-directory -C tools/ftvctl check </dev/null
 		r1=$?
 		# dkms add/build/install for every installed 6.x kernel.
 		tools/packaging/dkms.sh </dev/null
-		exit $((r1 | $?))
+		r2=$?
+		# The netlink spec against the kernel's schema and ynl-gen-c,
+		# the uapi header and the module's policies.
+		/usr/bin/python3 selftests/ynl_check.py </dev/null
+		exit $((r1 | r2 | $?))
 	} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	host_pass=$(grep -cE '^ok [0-9]+' "$log" 2>/dev/null)
@@ -240,7 +249,8 @@ CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 	test_conf.sh test_ping.sh test_ping6.sh test_transfer.sh
 	test_transfer6.sh test_transfer6in4.sh test_psk.sh test_wrongkey.sh
 	test_probe.sh test_flood.sh test_rekey.sh test_mtu.sh test_mtu6.sh
-	test_wire.sh test_tshark.sh test_nat6.sh test_roam.sh test_rst.sh"
+	test_wire.sh test_tshark.sh test_nat6.sh test_roam.sh test_rst.sh
+	test_ynl.sh"
 
 # Under the debug kernel's checkers: the in-module self-tests, the data
 # path both ways, key renewal (RCU-freed keys), replays, a removed peer's

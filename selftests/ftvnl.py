@@ -156,9 +156,7 @@ DEFAULT_TYPES = {
     "persistent_keepalive": "u16", "last_handshake": "u64",
     "rx_bytes": "u64", "tx_bytes": "u64", "state": "u8",
     "family": "u16", "ipaddr": "ip", "cidr_mask": "u8",
-    "bad_auth": "u64", "replay": "u64", "malformed": "u64",
-    "no_session": "u64", "not_allowed": "u64", "ratelimited": "u64",
-    "icmp_ignored": "u64", "shape": "u8", "fec_mode": "u8",
+    "shape": "u8", "fec_mode": "u8",
     "fec_data": "u8", "fec_repair": "u8",
 }
 
@@ -181,6 +179,9 @@ def load_spaces(path):
     for s in (dev, peer, aip, drops, peers, aips):
         for n in s.by_name:
             s.types[n] = DEFAULT_TYPES.get(n, "bin")
+    # Every drop reason is a u64 counter, whatever reasons there are.
+    for n in drops.by_name:
+        drops.types[n] = "u64" if n != "pad" else "bin"
     dev.nests = {"peer": peer, "peers": peers, "drops": drops}
     peers.nests = {"peer": peer}
     peer.nests = {"allowedips": aips, "allowedip": aip, "drops": drops}

@@ -26,20 +26,11 @@ struct allowedip {
 	uint8_t cidr;
 };
 
-/* Why received segments were dropped; indexes struct drops.count. */
-enum drop_reason {
-	DROP_BAD_AUTH,
-	DROP_REPLAY,
-	DROP_MALFORMED,
-	DROP_NO_SESSION,
-	DROP_NOT_ALLOWED,
-	DROP_RATELIMITED,
-	DROP_ICMP_IGNORED,	/* the device's only: no peer to blame */
-	DROP_REASONS
-};
-
+/* Indexed by the reason's attribute (enum ftv_drops_attr); drop-names.h
+ * names the reasons there are.
+ */
 struct drops {
-	uint64_t count[DROP_REASONS];
+	uint64_t count[FTV_DROPS_A_MAX + 1];
 };
 
 enum {

@@ -21,6 +21,7 @@
 #include <netlink/netlink.h>
 #include <sodium.h>
 
+#include "drop-names.h"
 #include "ipc.h"
 #include "util.h"
 
@@ -109,38 +110,23 @@ static const struct nla_policy allowedip_policy[FTV_ALLOWEDIP_A_MAX + 1] = {
 	[FTV_ALLOWEDIP_A_CIDR_MASK] = { .type = NLA_U8 },
 };
 
-static const struct nla_policy drops_policy[FTV_DROPS_A_MAX + 1] = {
-	[FTV_DROPS_A_BAD_AUTH] = { .type = NLA_U64 },
-	[FTV_DROPS_A_REPLAY] = { .type = NLA_U64 },
-	[FTV_DROPS_A_MALFORMED] = { .type = NLA_U64 },
-	[FTV_DROPS_A_NO_SESSION] = { .type = NLA_U64 },
-	[FTV_DROPS_A_NOT_ALLOWED] = { .type = NLA_U64 },
-	[FTV_DROPS_A_RATELIMITED] = { .type = NLA_U64 },
-	[FTV_DROPS_A_ICMP_IGNORED] = { .type = NLA_U64 },
-};
-
-static const int drop_attrs[DROP_REASONS] = {
-	[DROP_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
-	[DROP_REPLAY] = FTV_DROPS_A_REPLAY,
-	[DROP_MALFORMED] = FTV_DROPS_A_MALFORMED,
-	[DROP_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
-	[DROP_NOT_ALLOWED] = FTV_DROPS_A_NOT_ALLOWED,
-	[DROP_RATELIMITED] = FTV_DROPS_A_RATELIMITED,
-	[DROP_ICMP_IGNORED] = FTV_DROPS_A_ICMP_IGNORED,
-};
-
 /* ---- kernel -> model ---------------------------------------------------- */
 
+/* Every reason drop-names.h knows, each a u64; others are skipped. */
 static int read_drops(struct drops *drops, struct nlattr *nest)
 {
 	struct nlattr *tb[FTV_DROPS_A_MAX + 1];
 	int i;
 
-	if (nla_parse_nested(tb, FTV_DROPS_A_MAX, nest, drops_policy) < 0)
+	if (nla_parse_nested(tb, FTV_DROPS_A_MAX, nest, NULL) < 0)
 		return -EBADMSG;
-	for (i = 0; i < DROP_REASONS; i++)
-		if (tb[drop_attrs[i]])
-			drops->count[i] = nla_get_u64(tb[drop_attrs[i]]);
+	for (i = 0; i <= FTV_DROPS_A_MAX; i++) {
+		if (!drop_names[i] || !tb[i])
+			continue;
+		if (nla_len(tb[i]) != sizeof(uint64_t))
+			return -EBADMSG;
+		drops->count[i] = nla_get_u64(tb[i]);
+	}
 	return 0;
 }
 

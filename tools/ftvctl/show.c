@@ -6,26 +6,13 @@
 
 #include <sodium.h>
 
+#include "drop-names.h"
 #include "encoding.h"
 #include "ipc.h"
 #include "parse.h"
 #include "show.h"
 #include "subcommands.h"
 #include "util.h"
-
-/* The names users see, in text and JSON alike. */
-static const char *const drop_names[DROP_REASONS] = {
-	[DROP_BAD_AUTH] = "bad_auth",
-	[DROP_REPLAY] = "replay",
-	[DROP_MALFORMED] = "malformed",
-	[DROP_NO_SESSION] = "no_session",
-	[DROP_NOT_ALLOWED] = "not_allowed",
-	[DROP_RATELIMITED] = "ratelimited",
-	[DROP_ICMP_IGNORED] = "icmp_ignored",
-};
-
-/* The reasons a peer can be blamed for: all but the device's own. */
-#define PEER_DROP_REASONS DROP_ICMP_IGNORED
 
 static const char *state_name(uint8_t state)
 {
@@ -96,8 +83,8 @@ static void print_drops_text(const struct drops *drops)
 	bool first = true;
 	int i;
 
-	for (i = 0; i < DROP_REASONS; i++) {
-		if (!drops->count[i])
+	for (i = 0; i <= FTV_DROPS_A_MAX; i++) {
+		if (!drop_names[i] || !drops->count[i])
 			continue;
 		printf("%s%s %" PRIu64, first ? "  drops: " : ", ",
 		       drop_names[i], drops->count[i]);
@@ -232,14 +219,20 @@ void print_json_string(const char *s)
 	putchar('"');
 }
 
-static void print_drops_json(const struct drops *drops, int reasons)
+/* A peer's drops leave out the reasons only a device counts. */
+static void print_drops_json(const struct drops *drops, bool device)
 {
+	bool first = true;
 	int i;
 
 	printf("{");
-	for (i = 0; i < reasons; i++)
-		printf("%s\"%s\": %" PRIu64, i ? ", " : "", drop_names[i],
+	for (i = 0; i <= FTV_DROPS_A_MAX; i++) {
+		if (!drop_names[i] || (!device && drop_device_only[i]))
+			continue;
+		printf("%s\"%s\": %" PRIu64, first ? "" : ", ", drop_names[i],
 		       drops->count[i]);
+		first = false;
+	}
 	printf("}");
 }
 
@@ -285,7 +278,7 @@ static void print_peer_json(const struct peer *peer)
 	       ", \"drops\": ",
 	       peer->persistent_keepalive, peer->last_handshake,
 	       peer->rx_bytes, peer->tx_bytes);
-	print_drops_json(&peer->drops, PEER_DROP_REASONS);
+	print_drops_json(&peer->drops, false);
 	printf(", \"state\": \"%s\", \"fec\": ", state_name(peer->state));
 	print_fec_json(peer);
 	printf("}%s\n", peer->next ? "," : "");
@@ -309,7 +302,7 @@ static void print_device_json(const struct device *dev)
 	else
 		printf("    \"shape\": null,\n");
 	printf("    \"drops\": ");
-	print_drops_json(&dev->drops, DROP_REASONS);
+	print_drops_json(&dev->drops, true);
 	printf(",\n");
 	printf("    \"peers\": [%s", dev->first_peer ? "\n" : "");
 	for (peer = dev->first_peer; peer; peer = peer->next)

@@ -1,33 +1,36 @@
-/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
 /*
  * ftv: an encrypted layer-3 tunnel carried in fake TCP segments.
  *
  * Generic netlink interface, family "ftv". docs/netlink/ftv.yaml is the
- * authoritative description; this header must match it.
+ * authoritative description; selftests/ynl_check.py proves that this header
+ * holds what ynl-gen-c makes of it, value for value.
  *
- * FTV_CMD_GET_DEVICE (dump only)
- *   Request: FTV_A_IFINDEX or FTV_A_IFNAME selects one device; with neither,
- *   every ftv device in the caller's network namespace is dumped.
- *   Reply: one or more messages per device. The first carries the device
- *   attributes (FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_PUBLIC_KEY,
- *   FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_DROPS, and FTV_A_PRIVATE_KEY when
- *   set); each carries a slice of FTV_A_PEERS. Userspace merges messages
- *   with the same FTV_A_IFINDEX. Like every command this needs
- *   CAP_NET_ADMIN, which is why keys may be returned (for showconf);
- *   ftvctl show never prints them.
+ * FTV_CMD_GET_DEVICE (do and dump)
+ *   Request: FTV_A_IFINDEX or FTV_A_IFNAME selects one device; a dump with
+ *   neither covers every ftv device in the caller's network namespace.
+ *   Reply: the device attributes (FTV_A_IFINDEX, FTV_A_IFNAME,
+ *   FTV_A_PUBLIC_KEY, FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_SHAPE,
+ *   FTV_A_DROPS, and FTV_A_PRIVATE_KEY when set) and FTV_A_PEERS. A dump
+ *   splits a device over several messages with the same FTV_A_IFINDEX,
+ *   which userspace merges; a do fails with EMSGSIZE if the device does not
+ *   fit one message. Like every command this needs CAP_NET_ADMIN, which is
+ *   why keys may be returned (for showconf); ftvctl show never prints them.
  *
  * FTV_CMD_SET_DEVICE
  *   FTV_A_IFINDEX or FTV_A_IFNAME, then any of FTV_A_PRIVATE_KEY (32 bytes,
- *   all zero removes it), FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_FLAGS.
+ *   all zero removes it), FTV_A_LISTEN_PORT, FTV_A_FWMARK, FTV_A_FLAGS,
+ *   FTV_A_SHAPE.
  *
  * FTV_CMD_PEER_EVENT (notification only, multicast group FTV_MCGRP_PEERS)
  *   FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_EVENT (enum ftv_event) and an
  *   FTV_A_PEER nest with FTV_PEER_A_PUBLIC_KEY and the current endpoint
  *   (FTV_PEER_A_ENDPOINT_IPV4/IPV6 + FTV_PEER_A_ENDPOINT_PORT) if known.
- *   Sent in the namespace the device is in; listening needs no privilege
- *   beyond being in that namespace.
+ *   Sent in the namespace the device is in; joining the group needs
+ *   CAP_NET_ADMIN there.
  *
- * A peer is never split across dump messages. FTV_PEER_F_REPLACE_ALLOWEDIPS
+ * A peer whose allowed-ips do not fit one dump message goes on in the next,
+ * which repeats only its FTV_PEER_A_PUBLIC_KEY. FTV_PEER_F_REPLACE_ALLOWEDIPS
  * without FTV_PEER_A_ALLOWEDIPS (or with an empty one) clears the list.
  *
  * FTV_CMD_NEW_PEER / FTV_CMD_SET_PEER / FTV_CMD_DEL_PEER
@@ -44,6 +47,8 @@
 #define FTV_GENL_VERSION	1
 
 #define FTV_KEY_LEN		32
+#define FTV_MAX_PEERS		1048576	/* peers one device holds */
+#define FTV_MAX_ALLOWEDIPS	65536	/* allowed-ips of a peer per request */
 
 #define FTV_MCGRP_PEERS		"peers"
 

@@ -223,11 +223,11 @@ static void test_dump_merge(void)
 	      (b->flags & PEER_HAS_ENDPOINT),
 	      "dump: split peer continued, not duplicated");
 	check(a->endpoint.addr4.sin_port == htons(51820) &&
-	      a->drops.count[DROP_BAD_AUTH] == 3 && a->rx_bytes == 1289748 &&
+	      a->drops.count[FTV_DROPS_A_BAD_AUTH] == 3 && a->rx_bytes == 1289748 &&
 	      a->persistent_keepalive == 25,
 	      "dump: peer attributes read");
-	check(dev->fwmark == 1 && dev->drops.count[DROP_REPLAY] == 2 &&
-	      dev->drops.count[DROP_ICMP_IGNORED] == 7 &&
+	check(dev->fwmark == 1 && dev->drops.count[FTV_DROPS_A_REPLAY] == 2 &&
+	      dev->drops.count[FTV_DROPS_A_ICMP_IGNORED] == 7 &&
 	      (dev->flags & DEVICE_HAS_SHAPE) && dev->shape,
 	      "dump: device attributes read");
 	check((a->flags & PEER_HAS_FEC) && a->fec.mode == FTV_FEC_AUTO &&
