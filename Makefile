@@ -50,7 +50,7 @@ MODULE_SRCS = $(sort $(filter-out %.mod.c,$(shell find module -name '*.[ch]' 2>/
 # compat.h is the one file allowed to test LINUX_VERSION_CODE: what differs
 # between the kernels ftv supports is kept there.
 CHECKPATCH_COMPAT := module/compat.h
-SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh) .ci/run
+SHELL_SCRIPTS = $(wildcard scripts/*.sh selftests/*.sh bench/*.sh) .ci/run
 
 .PHONY: all module tools clean install check check-debug demo bench check-style dist ynl
 
@@ -99,10 +99,10 @@ check-debug:
 demo:
 	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/check.sh demo
 
-# scripts/bench.sh reads the BENCH_* variables (given here or in the
+# bench/run.sh reads the BENCH_* variables (given here or in the
 # environment); it measures and reports, and never fails on a number.
 bench:
-	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" scripts/bench.sh
+	+@MAKE="$(MAKE)" KVER="$(KVER)" FTV_KERNEL="$(FTV_KERNEL)" bench/run.sh
 
 # checkpatch.pl comes from Debian's linux-source-6.1; only the three files
 # it needs are unpacked, once.

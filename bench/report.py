@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Figures, table and chart from what scripts/bench-guest.sh recorded.
+"""Figures, table and chart from what bench/guest.sh recorded.
 
     bench/report.py report OUTDIR RESULTS-DIR NAME
         reads OUTDIR/samples.jsonl, OUTDIR/logs/*.json (iperf3 -J),
@@ -31,6 +31,7 @@ Nothing here is a pass or a fail: targets are reported, not asserted.
 import datetime
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -398,8 +399,12 @@ def aead_lines(med):
 def wire_lines(samples, drops):
     lines = []
     for test, w in sorted(wire(samples).items()):
-        lines.append(f"- captured ftv, {test[4:]} stream(s) A→B on A's "
-                     f"cable: {w['frames']} frames, tshark finds "
+        m = re.match(r"wire(\d+)([AB]?)$", test)
+        streams, side = m.group(1), m.group(2)
+        where = (f"sent by {side}, captured as it left {side}" if side
+                 else "on A's cable, both directions")
+        lines.append(f"- ftv, {streams} stream(s) A→B, segments {where}: "
+                     f"{w['frames']} frames, tshark finds "
                      f"{w['out_of_order']} out of order, "
                      f"{w['retransmissions']} retransmitted "
                      f"({w['lost_segment']} after a segment the capture "

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The measurements of `make bench`, run inside the VM that scripts/bench.sh
+# The measurements of `make bench`, run inside the VM that bench/run.sh
 # boots (ftv.ko already loaded by scripts/vm-guest.sh). It measures and
 # records; bench/report.py, on the host, turns the records into figures.
 #
-#	scripts/bench-guest.sh OUTDIR
+#	bench/guest.sh OUTDIR
 #
 #   A (client, sender A->B)                      B (iperf3 server)
 #   +----------------------------------+        +----------------------------------+
@@ -64,7 +64,7 @@
 
 set -u
 
-out=${1:?usage: scripts/bench-guest.sh OUTDIR}
+out=${1:?usage: bench/guest.sh OUTDIR}
 out=$(cd "$out" && pwd) || exit 1
 # shellcheck source-path=SCRIPTDIR source=../selftests/lib.sh
 . "$(dirname "$0")/../selftests/lib.sh"
@@ -684,42 +684,56 @@ if [ "${BENCH_PROFILE:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 0 || echo 1)}" = 1 
 	done
 fi
 
-# The outer stream as a capture on the cable sees it: one and four ftv
-# streams A->B for 5 s, tcpdump on A's veth0 (headers only), and tshark's
-# TCP analysis of every segment of both directions. Sealing on several
-# CPUs must not show as segments out of order or sent twice.
+# The outer stream as it leaves each sender: one and four ftv streams
+# A->B for 5 s, tcpdump (headers only) on A's veth0 for A's segments and
+# on B's veth0 for B's, each capturing only what its own side sends, and
+# tshark's TCP analysis of every segment. Sealing on several CPUs must not
+# show as segments out of order or sent twice. (A capture of both
+# directions on one end would also see the cable's own reordering: veth
+# hands each packet to the backlog of the CPU that sent it, so two
+# segments sent from two CPUs may arrive swapped.)
 wire_check()
 {
-	local p cap pid total ooo retx lost
+	local p side ns cap total ooo retx lost pids
 
 	IDX=0
 	setup 0 ftv || return 1
 	use ftv
 	wait_for 10 iperf_server_up || return 1
 	for p in 1 4; do
-		cap=$LOGS/wire-ftv-$p.pcap
-		ip netns exec "$A" tcpdump -i veth0 -n -s 100 -B 32768 -w "$cap" \
-			tcp >"$LOGS/wire-tcpdump-$p.log" 2>&1 &
-		pid=$!
-		wait_for 10 grep -q "listening on" "$LOGS/wire-tcpdump-$p.log"
+		pids=()
+		for side in A B; do
+			ns=${!side}
+			cap=$LOGS/wire-ftv-$p-$side.pcap
+			ip netns exec "$ns" tcpdump -i veth0 -Q out -n -s 100 \
+				-B 32768 -w "$cap" tcp \
+				>"$LOGS/wire-tcpdump-$p-$side.log" 2>&1 &
+			pids+=($!)
+			wait_for 10 grep -q "listening on" \
+				"$LOGS/wire-tcpdump-$p-$side.log"
+		done
 		nsx "$A" iperf3 -c "$ADDR_B" -t 5 -P "$p" \
 			>"$LOGS/wire-iperf3-$p.log" 2>&1
-		kill -INT "$pid"
-		wait "$pid"
-		count()
-		{
-			tshark -r "$cap" ${1:+-Y "$1"} -T fields -e frame.number \
-				2>/dev/null | wc -l
-		}
-		total=$(count)
-		ooo=$(count tcp.analysis.out_of_order)
-		retx=$(count "tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.spurious_retransmission")
-		lost=$(count tcp.analysis.lost_segment)
-		printf '{"repeat":0,"config":"ftv","test":"wire%d","rc":0,"frames":%d,"out_of_order":%d,"retransmissions":%d,"lost_segment":%d}\n' \
-			"$p" "$total" "$ooo" "$retx" "$lost" >>"$SAMPLES"
-		say "wire, $p stream(s): $total frames, $ooo out of order," \
-			"$retx retransmitted, $lost after a segment not captured"
-		rm -f "$cap"
+		kill -INT "${pids[@]}"
+		wait "${pids[@]}"
+		for side in A B; do
+			cap=$LOGS/wire-ftv-$p-$side.pcap
+			count()
+			{
+				tshark -r "$cap" ${1:+-Y "$1"} -T fields \
+					-e frame.number 2>/dev/null | wc -l
+			}
+			total=$(count)
+			ooo=$(count tcp.analysis.out_of_order)
+			retx=$(count "tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.spurious_retransmission")
+			lost=$(count tcp.analysis.lost_segment)
+			printf '{"repeat":0,"config":"ftv","test":"wire%d%s","rc":0,"frames":%d,"out_of_order":%d,"retransmissions":%d,"lost_segment":%d}\n' \
+				"$p" "$side" "$total" "$ooo" "$retx" "$lost" >>"$SAMPLES"
+			say "wire, $p stream(s), sent by $side: $total frames," \
+				"$ooo out of order, $retx retransmitted," \
+				"$lost after a segment not captured"
+			rm -f "$cap"
+		done
 	done
 	teardown wire
 }

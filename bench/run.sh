@@ -3,20 +3,20 @@
 #
 # What `make bench` does: install dependencies, build ftv.ko for the
 # test kernel and ftvctl, boot that kernel with virtme-ng and a pinned
-# CPU model, run scripts/bench-guest.sh in it (ftv beside plain veth,
+# CPU model, run bench/guest.sh in it (ftv beside plain veth,
 # WireGuard and OpenVPN over TCP, interleaved, in one boot), then
 # bench/report.py on the host: a Markdown table, a JSON file with every
 # raw sample and a PNG chart under bench/results/, and the ratios
 # ftv/WireGuard and ftv/veth at the end.
 #
-#	scripts/bench.sh
+#	bench/run.sh
 #
 # Environment: BENCH_CPU (qemu model, default qemu64: software emulation
 # of AVX2 would distort what crypto costs), BENCH_CPUS (vCPUs, default 2;
 # another count writes its results under a name ending in -Ncpu),
 # BENCH_QUICK=1 (1 repeat, 5 s runs, for trying things), BENCH_TESTS,
 # BENCH_CONFIGS and the other
-# BENCH_* knobs of scripts/bench-guest.sh; KVER or FTV_KERNEL (default
+# BENCH_* knobs of bench/guest.sh; KVER or FTV_KERNEL (default
 # 6.1), FTV_SKIP_DEPS=1, FTV_VM_TIMEOUT (default 4800 s), MAKE.
 #
 # A full run (3 repeats) takes about 40 minutes under emulation and
@@ -127,7 +127,7 @@ done
 step "benchmarks in a VM running $kver (-cpu $cpu)"
 FTV_VM_CPUS=$cpus FTV_VM_QEMU_OPTS="-cpu $cpu" FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-4800} \
 	scripts/vm.sh -k "$kver" -o "$OUT" -m "$build/module/ftv.ko" -- \
-	env "${guest_env[@]}" scripts/bench-guest.sh "$OUT"
+	env "${guest_env[@]}" bench/guest.sh "$OUT"
 rc=$?
 kill "$sampler" 2>/dev/null
 wait "$sampler" 2>/dev/null
