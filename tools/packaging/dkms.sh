@@ -13,8 +13,10 @@
 
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=../tap.sh
-. "$ROOT/tools/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../../selftests/ktap.sh
+. "$ROOT/selftests/ktap.sh"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 if ! command -v dkms >/dev/null; then
 	echo "1..0 # SKIP dkms is not installed"
@@ -35,7 +37,7 @@ git -C "$ROOT" -c safe.directory='*' archive --format=tar --prefix=ftv/ HEAD |
 	tar -C "$TMP" -xf - || { echo "Bail out! git archive failed"; exit 1; }
 cp -a "$ROOT/.git" "$TMP/ftv/.git"
 want=$("$TMP/ftv/scripts/version.sh")
-result "$([ "$want" = "$("$ROOT/scripts/version.sh" | sed 's/\.dirty$//')" ]; echo $?)" \
+ktap_rc "$([ "$want" = "$("$ROOT/scripts/version.sh" | sed 's/\.dirty$//')" ]; echo $?)" \
 	"the version of a checkout comes from git: $want"
 
 # diag TEXT : TEXT as KTAP diagnostics
@@ -59,7 +61,7 @@ try()
 	out=$(cd "$src" && dkms_in "$name" add . 2>&1)
 	rc=$?
 	[ "$rc" = 0 ] || diag "$out"
-	result "$rc" "$name: dkms add . registers ftv/$version"
+	ktap_rc "$rc" "$name: dkms add . registers ftv/$version"
 	for k in "${kernels[@]}"; do
 		mkdir -p "$TMP/$name/inst/$k"
 		out=$(dkms_in "$name" build "ftv/$version" -k "$k" 2>&1 &&
@@ -71,7 +73,7 @@ try()
 			[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$k" ]
 		rc=$?
 		[ "$rc" = 0 ] || diag "$(tail -n 20 <<<"$out")"
-		result "$rc" "$name: dkms build and install for $k, modinfo says $version"
+		ktap_rc "$rc" "$name: dkms build and install for $k, modinfo says $version"
 	done
 	dkms_in "$name" remove "ftv/$version" --all >/dev/null 2>&1
 }
@@ -84,12 +86,12 @@ if out=$(make -s -C "$TMP/ftv" dist 2>&1); then
 	mkdir "$TMP/release"
 	tar -C "$TMP/release" -xJf "$tarball"
 	rel=$(echo "$TMP"/release/ftv-*)
-	result "$([ "$(cat "$rel/VERSION" 2>/dev/null)" = "$want" ]; echo $?)" \
+	ktap_rc "$([ "$(cat "$rel/VERSION" 2>/dev/null)" = "$want" ]; echo $?)" \
 		"make dist: ${tarball##*/} carries VERSION $want"
 	try "$rel" release "$want"
 else
 	diag "$out"
-	result 1 "make dist"
+	ktap_rc 1 "make dist"
 fi
 
-tap_done
+ktap_done

@@ -15,14 +15,16 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 QUICK=$HERE/../ftv-quick
 TOOLS=$HERE/../..
 CONFIG_TEST=${1:-$TOOLS/ftvctl/tests/config-test}
-# shellcheck source-path=SCRIPTDIR source=../../tap.sh
-. "$TOOLS/tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../../../selftests/ktap.sh
+. "$TOOLS/../selftests/ktap.sh"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 # refused DESCRIPTION PATTERN ARGS... : ftv-quick ARGS exits 1 and says so
 refused() {
 	local what=$1 pattern=$2
 	shift 2
-	fails "$what" "$pattern" "$QUICK" "$@"
+	ktap_fails_with "$what" "$pattern" "$QUICK" "$@"
 }
 
 echo "TAP version 13"
@@ -34,9 +36,9 @@ cp "$HERE/../examples/server.conf" "$TMP/etc/ftvq0.conf"
 chmod 600 "$TMP/etc/ftvq0.conf"
 "$QUICK" strip "$TMP/etc/ftvq0.conf" >"$TMP/stripped" 2>"$TMP/err"
 grep -v '^Address = ' "$TMP/etc/ftvq0.conf" | cmp -s - "$TMP/stripped"
-result $? "strip: the file less its Address line, the rest byte for byte"
+ktap_rc $? "strip: the file less its Address line, the rest byte for byte"
 [ ! -s "$TMP/err" ]
-result $? "strip: no warning about a file of mode 600"
+ktap_rc $? "strip: no warning about a file of mode 600"
 
 if [ -x "$CONFIG_TEST" ]; then
 	ok=0
@@ -47,9 +49,9 @@ if [ -x "$CONFIG_TEST" ]; then
 			ok=1
 		fi
 	done
-	result "$ok" "strip: ftvctl takes every stripped example"
+	ktap_rc "$ok" "strip: ftvctl takes every stripped example"
 else
-	skip "strip: ftvctl takes every stripped example" "no $CONFIG_TEST (make -C tools/ftvctl tests/config-test)"
+	ktap_skip "strip: ftvctl takes every stripped example" "no $CONFIG_TEST (make -C tools/ftvctl tests/config-test)"
 fi
 
 cat >"$TMP/etc/all.conf" <<'EOF'
@@ -71,11 +73,11 @@ Address = 10.0.0.1/32
 EOF
 printf '[Interface]   # every key of ftv-quick, in any case\nListenPort = 443\n[Peer]\nPublicKey = 3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08=\nAddress = 10.0.0.1/32\n' >"$TMP/want"
 "$QUICK" strip "$TMP/etc/all.conf" 2>/dev/null | cmp -s "$TMP/want" -
-result $? "strip: every ftv-quick key of [Interface] goes, a [Peer]'s Address stays for ftvctl to refuse"
+ktap_rc $? "strip: every ftv-quick key of [Interface] goes, a [Peer]'s Address stays for ftvctl to refuse"
 
 chmod 644 "$TMP/etc/ftvq0.conf"
 "$QUICK" strip "$TMP/etc/ftvq0.conf" 2>&1 >/dev/null | grep -q "other users can read it"
-result $? "strip: a warning when other users can read the file"
+ktap_rc $? "strip: a warning when other users can read the file"
 
 # ---- errors
 
@@ -110,28 +112,28 @@ else
 	refused "down: needs root" "down needs root" down "$TMP/etc/ftvq0.conf"
 fi
 "$QUICK" --help | grep -q "^Usage: ftv-quick"
-result $? "--help: usage on stdout, exit 0"
+ktap_rc $? "--help: usage on stdout, exit 0"
 
 # ---- lint
 
 if command -v shellcheck >/dev/null 2>&1; then
 	shellcheck "$QUICK" | sed 's/^/# /'
-	result "${PIPESTATUS[0]}" "shellcheck: ftv-quick"
+	ktap_rc "${PIPESTATUS[0]}" "shellcheck: ftv-quick"
 	shellcheck -s bash "$TOOLS"/completion/*.bash | sed 's/^/# /'
-	result "${PIPESTATUS[0]}" "shellcheck: bash completion"
+	ktap_rc "${PIPESTATUS[0]}" "shellcheck: bash completion"
 else
-	skip "shellcheck: ftv-quick" "no shellcheck"
-	skip "shellcheck: bash completion" "no shellcheck"
+	ktap_skip "shellcheck: ftv-quick" "no shellcheck"
+	ktap_skip "shellcheck: bash completion" "no shellcheck"
 fi
 
 if command -v mandoc >/dev/null 2>&1; then
 	for page in "$HERE/../ftv-quick.8" "$TOOLS/ftvctl/man/ftvctl.8"; do
 		mandoc -Tlint "$page" 2>&1 | sed 's/^/# /'
-		result "${PIPESTATUS[0]}" "mandoc -Tlint: $(basename "$page")"
+		ktap_rc "${PIPESTATUS[0]}" "mandoc -Tlint: $(basename "$page")"
 	done
 else
-	skip "mandoc -Tlint: ftv-quick.8" "no mandoc"
-	skip "mandoc -Tlint: ftvctl.8" "no mandoc"
+	ktap_skip "mandoc -Tlint: ftv-quick.8" "no mandoc"
+	ktap_skip "mandoc -Tlint: ftvctl.8" "no mandoc"
 fi
 
 if command -v systemd-analyze >/dev/null 2>&1; then
@@ -146,12 +148,12 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	sed 's/^/# /' "$TMP/verify"
 	# Outside a booted systemd it may not load at all; that is no failure.
 	if grep -qi "failed to \(connect\|initialize\)\|not booted" "$TMP/verify"; then
-		skip "systemd-analyze verify: ftv-quick@.service" "systemd cannot run here"
+		ktap_skip "systemd-analyze verify: ftv-quick@.service" "systemd cannot run here"
 	else
-		result "$rc" "systemd-analyze verify: ftv-quick@.service"
+		ktap_rc "$rc" "systemd-analyze verify: ftv-quick@.service"
 	fi
 else
-	skip "systemd-analyze verify: ftv-quick@.service" "no systemd-analyze"
+	ktap_skip "systemd-analyze verify: ftv-quick@.service" "no systemd-analyze"
 fi
 
 if [ -r /usr/share/bash-completion/bash_completion ]; then
@@ -179,9 +181,9 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 		[ "$(comp _ftvctl ftvctl set ftv0 shape o)" = "on off" ] &&
 		[ "$(comp _ftv_quick ftv-quick s)" = "save strip" ]
 	' _ "$TOOLS"
-	result $? "bash completion: commands and options"
+	ktap_rc $? "bash completion: commands and options"
 else
-	skip "bash completion: commands and options" "no bash-completion"
+	ktap_skip "bash completion: commands and options" "no bash-completion"
 fi
 
-tap_done
+ktap_done

@@ -4,7 +4,7 @@
 # Builds the configuration parser's libFuzzer harness with clang and runs
 # it for a bounded time, seeded with the example configurations.
 # Usage: fuzz/run.sh [SECONDS]   (default $FTV_FUZZ_TIME, else 30)
-# Output: KTAP. Exit: 0 pass or skip (no clang), 1 fail.
+# Output: KTAP. Exit: 0 pass or ktap_skip (no clang), 1 fail.
 
 set -u
 
@@ -12,8 +12,10 @@ cd "$(dirname "$0")/.." || exit 1
 SECONDS_MAX=${1:-${FTV_FUZZ_TIME:-30}}
 MAKE=${MAKE:-make}
 FUZZER=fuzz/config-fuzz
-# shellcheck source-path=SCRIPTDIR source=../../tap.sh
-. ../tap.sh
+# shellcheck source-path=SCRIPTDIR source=../../../selftests/ktap.sh
+. ../../selftests/ktap.sh
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 echo "TAP version 13"
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
@@ -22,13 +24,13 @@ if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
 fi
 
 if $MAKE --no-print-directory -s "$FUZZER" >"$TMP/build" 2>&1; then
-	result 0 "fuzz: the harness builds (clang, libFuzzer, ASan, UBSan)"
+	ktap_rc 0 "fuzz: the harness builds (clang, libFuzzer, ASan, UBSan)"
 else
 	sed 's/^/# /' "$TMP/build"
-	result 1 "fuzz: the harness builds (clang, libFuzzer, ASan, UBSan)"
+	ktap_rc 1 "fuzz: the harness builds (clang, libFuzzer, ASan, UBSan)"
 fi
 
-if [ -x "$FUZZER" ] && [ "$failed" = 0 ]; then
+if [ -x "$FUZZER" ] && [ "$KTAP_FAILED" = 0 ]; then
 	# New inputs go to a scratch corpus, not into the tree; a crash
 	# leaves its input in $TMP, printed below.
 	mkdir "$TMP/corpus"
@@ -41,7 +43,7 @@ if [ -x "$FUZZER" ] && [ "$failed" = 0 ]; then
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/log")
 	if [ "$rc" = 0 ]; then
-		result 0 "fuzz: config parser, ${SECONDS_MAX}s, ${runs:-?} inputs, no crash, leak or round-trip mismatch"
+		ktap_rc 0 "fuzz: config parser, ${SECONDS_MAX}s, ${runs:-?} inputs, no crash, leak or round-trip mismatch"
 	else
 		tail -n 40 "$TMP/log" | sed 's/^/# /'
 		for crash in "$TMP"/crash-* "$TMP"/leak-* "$TMP"/timeout-* "$TMP"/oom-*; do
@@ -49,8 +51,8 @@ if [ -x "$FUZZER" ] && [ "$failed" = 0 ]; then
 			echo "# input ($crash), base64:"
 			base64 -w 76 "$crash" | sed 's/^/#   /'
 		done
-		result 1 "fuzz: config parser, ${SECONDS_MAX}s (exit $rc)"
+		ktap_rc 1 "fuzz: config parser, ${SECONDS_MAX}s (exit $rc)"
 	fi
 fi
 
-tap_done
+ktap_done

@@ -9,14 +9,16 @@ set -u
 
 FTVCTL=${1:-./ftvctl}
 HERE=$(dirname "$0")
-# shellcheck source-path=SCRIPTDIR source=../../tap.sh
-. "$HERE/../../tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../../../selftests/ktap.sh
+. "$HERE/../../../selftests/ktap.sh"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 # expect_fail DESCRIPTION STDERR-PATTERN -- ARGS...: exit 1, message matches
 expect_fail() {
 	local what=$1 pattern=$2
 	shift 3
-	fails "$what" "$pattern" "$FTVCTL" "$@"
+	ktap_fails_with "$what" "$pattern" "$FTVCTL" "$@"
 }
 
 echo "TAP version 13"
@@ -25,16 +27,16 @@ echo "TAP version 13"
 alice_priv=$(echo 77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a | xxd -r -p | base64)
 alice_pub=$(echo 8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a | xxd -r -p | base64)
 [ "$(echo "$alice_priv" | "$FTVCTL" pubkey)" = "$alice_pub" ]
-result $? "pubkey: RFC 7748 test vector"
+ktap_rc $? "pubkey: RFC 7748 test vector"
 
 key=$("$FTVCTL" genkey)
 [ ${#key} = 44 ] && [ "$(printf %s "$key" | base64 -d | wc -c)" = 32 ]
-result $? "genkey: 44 characters of base64 for 32 bytes"
+ktap_rc $? "genkey: 44 characters of base64 for 32 bytes"
 
 first=$(printf %s "$key" | base64 -d | xxd -p -c 32 | cut -c1-2)
 last=$(printf %s "$key" | base64 -d | xxd -p -c 32 | cut -c63-64)
 [ $((0x$first & 7)) = 0 ] && [ $((0x$last & 0xc0)) = 64 ]
-result $? "genkey: the key is clamped"
+ktap_rc $? "genkey: the key is clamped"
 
 if python3 -c 'import cryptography.hazmat.primitives.asymmetric.x25519' 2>/dev/null; then
 	pub=$(echo "$key" | "$FTVCTL" pubkey)
@@ -46,23 +48,23 @@ k = X25519PrivateKey.from_private_bytes(base64.b64decode(sys.argv[1]))
 raw = k.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 sys.exit(base64.b64encode(raw).decode() != sys.argv[2])
 PY
-	result $? "pubkey: agrees with python-cryptography"
+	ktap_rc $? "pubkey: agrees with python-cryptography"
 else
-	skip "pubkey: agrees with python-cryptography" "no module"
+	ktap_skip "pubkey: agrees with python-cryptography" "no module"
 fi
 
 psk=$("$FTVCTL" genpsk)
 [ ${#psk} = 44 ] && [ "$psk" != "$("$FTVCTL" genpsk)" ]
-result $? "genpsk: 44 characters, different every time"
+ktap_rc $? "genpsk: 44 characters, different every time"
 
 (umask 022; "$FTVCTL" genkey >"$TMP/world.key" 2>"$TMP/err")
 grep -q "other users can read" "$TMP/err"
-result $? "genkey: warns about a world-readable output file"
+ktap_rc $? "genkey: warns about a world-readable output file"
 
 "$FTVCTL" --version | grep -q '^ftvctl [0-9]'
-result $? "--version prints a version"
+ktap_rc $? "--version prints a version"
 "$FTVCTL" --help | grep -q "peer"
-result $? "--help lists the commands"
+ktap_rc $? "--help lists the commands"
 
 expect_fail "unknown command: usage, exit 1" "Usage:" -- frobnicate
 expect_fail "pubkey: garbage on stdin" "stdin: not a base64 key" -- pubkey
@@ -117,7 +119,7 @@ expect_fail "set: shape maybe" "'maybe' is not a shape setting (on or off)" \
 	-- set ftv0 shape maybe
 
 if [ -d /sys/module/ftv ]; then
-	skip "not loaded: message" "the module is loaded"
+	ktap_skip "not loaded: message" "the module is loaded"
 else
 	expect_fail "module not loaded: said so" "the ftv kernel module is not loaded" -- show
 	echo "$alice_priv" >"$TMP/alice.key"
@@ -163,7 +165,7 @@ assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
 assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 '
-	result $? "show --json: valid, keys in the documented order"
+	ktap_rc $? "show --json: valid, keys in the documented order"
 
 	"$HERE/ipc-test" --text >"$TMP/text"
 	grep -q "^  latest handshake: 1 minute, [56] seconds ago$" "$TMP/text" &&
@@ -178,7 +180,7 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  fec: 8:4 (peer has no FEC)$" "$TMP/text" &&
 	[ "$(grep -c "^  fec: " "$TMP/text")" = 2 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
-	result $? "show: text output"
+	ktap_rc $? "show: text output"
 fi
 
 if [ -x "$HERE/ipc-test" ]; then
@@ -192,11 +194,11 @@ ftv"0: peer $key: session lost
 ftv0: peer $key: event 99
 ftv1: peer $key: session lost
 EOF
-	result "${PIPESTATUS[0]}" "monitor: one line per event"
+	ktap_rc "${PIPESTATUS[0]}" "monitor: one line per event"
 
 	IPC_TEST_IFNAME=ftv1 "$HERE/ipc-test" --events >"$TMP/events"
 	[ "$(wc -l <"$TMP/events")" = 1 ] && grep -q '^ftv1: ' "$TMP/events"
-	result $? "monitor: only the interface asked for"
+	ktap_rc $? "monitor: only the interface asked for"
 
 	"$HERE/ipc-test" --events --json | python3 -c '
 import json, sys, time
@@ -211,7 +213,7 @@ assert [e["event"] for e in ev] == ["established", "rekeyed",
 assert ev[0]["endpoint"] == "10.0.0.1:51820" and ev[3]["endpoint"] is None
 assert ev[3]["interface"] == "ftv\"0"
 '
-	result $? "monitor --json: one object per line, in the documented shape"
+	ktap_rc $? "monitor --json: one object per line, in the documented shape"
 fi
 
-tap_done
+ktap_done

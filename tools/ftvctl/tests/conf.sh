@@ -12,8 +12,10 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 FTVCTL=${1:-$HERE/../ftvctl}
 CONF=$HERE/conf
-# shellcheck source-path=SCRIPTDIR source=../../tap.sh
-. "$HERE/../../tap.sh"
+# shellcheck source-path=SCRIPTDIR source=../../../selftests/ktap.sh
+. "$HERE/../../../selftests/ktap.sh"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 # Keys of tests/conf/server.conf
 SERVER_PRIV=dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=
@@ -27,7 +29,7 @@ NEW=MDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk8=
 # the parser with a message matching PATTERN
 refused() {
 	cat >"$TMP/bad.conf"
-	fails "$1" "$2" "$HERE/config-test" "$TMP/bad.conf"
+	ktap_fails_with "$1" "$2" "$HERE/config-test" "$TMP/bad.conf"
 }
 
 # requests DESCRIPTION EXPECTED ARGS... : sync-test ARGS prints EXPECTED
@@ -36,10 +38,10 @@ requests() {
 	shift 2
 	have=$("$HERE/sync-test" "$@" 2>&1)
 	if [ "$have" = "$want" ]; then
-		result 0 "$what"
+		ktap_rc 0 "$what"
 	else
 		printf '# expected:\n%s\n# got:\n%s\n' "$want" "$have"
-		result 1 "$what"
+		ktap_rc 1 "$what"
 	fi
 }
 
@@ -50,23 +52,23 @@ echo "TAP version 13"
 "$HERE/config-test" "$CONF/server.conf" >"$TMP/out" &&
 	diff -u "$CONF/server.expected" "$TMP/out" | sed 's/^/# /'
 [ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$CONF/server.expected" "$TMP/out"
-result $? "parse and write: case, blanks, comments and repeated AllowedIPs"
+ktap_rc $? "parse and write: case, blanks, comments and repeated AllowedIPs"
 
 "$HERE/config-test" "$TMP/out" >"$TMP/again" && cmp -s "$TMP/out" "$TMP/again"
-result $? "what is written reads back the same (round trip)"
+ktap_rc $? "what is written reads back the same (round trip)"
 
 sed 's/$/\r/' "$CONF/server.conf" >"$TMP/crlf.conf"
 "$HERE/config-test" "$TMP/crlf.conf" | cmp -s "$CONF/server.expected" -
-result $? "CRLF line ends are read like LF"
+ktap_rc $? "CRLF line ends are read like LF"
 
 : >"$TMP/empty.conf"
 [ "$("$HERE/config-test" "$TMP/empty.conf")" = "[Interface]" ]
-result $? "an empty file is an empty configuration"
+ktap_rc $? "an empty file is an empty configuration"
 
 printf '[Interface]\nListenPort = 7\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.1.2.3/8' \
 	"$LAPTOP" >"$TMP/noeol.conf"
 "$HERE/config-test" "$TMP/noeol.conf" | grep -q '^AllowedIPs = 10.1.2.3/8$'
-result $? "no newline at the end; an address with host bits is kept as written"
+ktap_rc $? "no newline at the end; an address with host bits is kept as written"
 
 refused "unknown key: file, line and key named" "bad.conf:3: unknown key 'Foo' in \[Interface\]" <<EOF
 [Interface]
@@ -140,7 +142,7 @@ refused "a NUL byte" "bad.conf:2: a NUL byte" < <(printf '[Interface]\nListenPor
 refused "a bad private key is refused ..." "bad.conf:2: PrivateKey is not a base64 key" \
 	< <(printf '[Interface]\nPrivateKey = %s\n' "${SERVER_PRIV%=}")
 ! grep -q "${SERVER_PRIV:0:20}" "$TMP/err"
-result $? "... without quoting it"
+ktap_rc $? "... without quoting it"
 
 # ---- FEC and Shape
 
@@ -177,9 +179,9 @@ EOF
 "$HERE/config-test" "$TMP/fec.conf" >"$TMP/out" &&
 	diff -u "$TMP/fec.expected" "$TMP/out" | sed 's/^/# /'
 [ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/fec.expected" "$TMP/out"
-result $? "FEC and Shape: written back, FEC only when not the default auto"
+ktap_rc $? "FEC and Shape: written back, FEC only when not the default auto"
 "$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
-result $? "FEC and Shape: what is written reads back the same (round trip)"
+ktap_rc $? "FEC and Shape: what is written reads back the same (round trip)"
 
 refused "FEC 0:1: K refused, token and line quoted" "bad.conf:3: FEC '0:1': K, the data segments per group, must be 1 to 64" <<EOF
 [Peer]
@@ -274,11 +276,11 @@ if command -v python3 >/dev/null; then
 	peers 100000 >"$TMP/many.conf"
 	# Quadratic work would take minutes here; linear work, a second.
 	have=$(timeout 20 "$HERE/sync-test" syncconf "$TMP/many.conf" "$TMP/many.conf" 2>&1)
-	result $? "syncconf: 100,000 peers, read twice and compared in time, nothing to do${have:+: $have}"
+	ktap_rc $? "syncconf: 100,000 peers, read twice and compared in time, nothing to do${have:+: $have}"
 
 	peers 100000 "$(printf '[Peer]\nPublicKey = %s' "$(head -n 4 "$TMP/many.conf" | sed -n 's/^PublicKey = //p')")" \
 		>"$TMP/dup.conf"
-	fails "a duplicate peer among 100,000 is found" \
+	ktap_fails_with "a duplicate peer among 100,000 is found" \
 		"dup.conf:300003: a second \[Peer\] with PublicKey 'AAAAAAAAAAAA" \
 		timeout 20 "$HERE/config-test" "$TMP/dup.conf"
 
@@ -287,34 +289,34 @@ if command -v python3 >/dev/null; then
 "set_peer key=AAERcAAB replace-ips ips=10.1.17.112/32,192.0.2.1/32" \
 		syncconf "$TMP/many.conf" "$TMP/one.conf"
 else
-	skip "syncconf: 100,000 peers" "no python3"
+	ktap_skip "syncconf: 100,000 peers" "no python3"
 fi
 
 # ---- the real ftvctl
 
 "$FTVCTL" setconf ftv0 "$TMP/none.conf" 2>"$TMP/err" && false
 grep -q "^ftvctl: $TMP/none.conf: No such file" "$TMP/err"
-result $? "setconf: a missing file is named"
+ktap_rc $? "setconf: a missing file is named"
 
 printf '[Interface]\nfoo = 1\n' >"$TMP/foo.conf"
 "$FTVCTL" syncconf ftv0 "$TMP/foo.conf" 2>"$TMP/err" && false
 [ "$(cat "$TMP/err")" = "ftvctl: $TMP/foo.conf:2: unknown key 'foo' in [Interface]" ]
-result $? "syncconf: the error is one line, 'ftvctl: FILE:LINE: ...'"
+ktap_rc $? "syncconf: the error is one line, 'ftvctl: FILE:LINE: ...'"
 
 printf '[Interface]\nfoo = 1\n' | "$FTVCTL" setconf ftv0 - 2>"$TMP/err" && false
 grep -q "^ftvctl: stdin:2: unknown key" "$TMP/err"
-result $? "setconf: - reads standard input, called stdin in errors"
+ktap_rc $? "setconf: - reads standard input, called stdin in errors"
 
 "$FTVCTL" setconf ftv0 >/dev/null 2>"$TMP/err" && false
 grep -q "Usage: ftvctl setconf <interface> <configuration file>" "$TMP/err"
-result $? "setconf: usage without a file"
+ktap_rc $? "setconf: usage without a file"
 
 if [ -d /sys/module/ftv ]; then
-	skip "setconf: a valid file gets as far as the kernel" "the module is loaded"
+	ktap_skip "setconf: a valid file gets as far as the kernel" "the module is loaded"
 else
 	"$FTVCTL" setconf ftv0 "$CONF/server.conf" 2>"$TMP/err" && false
 	grep -q "not loaded" "$TMP/err"
-	result $? "setconf: a valid file gets as far as the kernel"
+	ktap_rc $? "setconf: a valid file gets as far as the kernel"
 fi
 
 # ---- what setconf and syncconf ask of the kernel
@@ -397,4 +399,4 @@ set_peer key=3p7bfXt9 endpoint=192.0.2.7:443 replace-ips ips=10.9.0.2/32
 set_peer key=EBESExQV replace-ips ips=10.9.0.3/32,192.168.3.0/24,fd09::2/128" \
 	syncconf "$CONF/server.conf" "$TMP/moved.conf"
 
-tap_done
+ktap_done
