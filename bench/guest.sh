@@ -38,9 +38,13 @@
 # puts on a stream). Through every run, /proc/stat and the receiving
 # device's counters are sampled every half second (CPU per GB, packets per
 # second). After the repeats, unless BENCH_WIRE=0: one and four ftv
-# streams captured on A's cable, for tshark's view of the outer stream
-# (out-of-order segments, retransmissions). After each repeat, both ends'
-# ftvctl show --json, for the drop counters (replays above all).
+# streams captured where each side sends, for tshark's view of the outer
+# stream (out-of-order segments, retransmissions). After each repeat, both
+# ends' ftvctl show --json, for the drop counters (replays above all).
+# With BENCH_PEERS=N, last: one device with N peers, ftv and WireGuard in
+# turn (bench/peers.sh: setconf, show, kernel memory per peer, removing one
+# peer, deleting the device, a ping through a real peer among them;
+# BENCH_PEERS_REPEATS rounds, 1 by default).
 #
 # Written to OUTDIR: samples.jsonl (one line per measurement: the sampled
 # counters and the name of iperf3's JSON output in OUTDIR/logs), guest/
@@ -51,9 +55,9 @@
 # BENCH_TIME (15 s per TCP run, after BENCH_OMIT=2 s not counted),
 # BENCH_LOSS_TIME (8 s per loss step, after the same omission),
 # BENCH_PPS_TIME (6 s),
-# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss"), BENCH_CONFIGS ("veth veth-nooffload
-# wireguard ftv ftv-fecoff
-# wireguard ftv openvpn-tcp"), BENCH_LOSS ("0 0.1 0.5 1 5"),
+# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss"), BENCH_CONFIGS ("veth
+# veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp"), BENCH_LOSS
+# ("0 0.1 0.5 1 5"),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
 # ftrace profile of one stream through WireGuard and ftv, after the
 # measurements).
@@ -741,6 +745,14 @@ if [ "${BENCH_WIRE:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 0 || echo 1)}" = 1 ] &
    command -v tshark >/dev/null; then
 	say "wire check: ftv"
 	wire_check || say "wire check failed"
+fi
+
+# Many peers: setconf, show, memory and deletion at BENCH_PEERS peers.
+if [ -n "${BENCH_PEERS:-}" ]; then
+	# shellcheck source-path=SCRIPTDIR source=peers.sh
+	. "$(dirname "$0")/peers.sh"
+	say "peers: $BENCH_PEERS, ftv and WireGuard"
+	peers_bench "$BENCH_PEERS" "${BENCH_PEERS_REPEATS:-1}"
 fi
 
 say "done in $((SECONDS - start)) s"

@@ -64,6 +64,12 @@ ROWS = [
                          for x in LOSSES] + [
     ("kept_1", "frac", "kept at 1 % loss (÷ 0 %)", "fraction"),
     ("kept_5", "frac", "kept at 5 % loss (÷ 0 %)", "fraction"),
+    ("peers_setconf", "seconds", "setconf of BENCH_PEERS peers", "s"),
+    ("peers_show", "seconds", "show --json / wg show dump of them", "s"),
+    ("peers_mem", "kb_per_peer", "kernel memory per peer", "KB"),
+    ("peers_peerdel", "seconds", "removing one peer among them", "s"),
+    ("peers_linkdel", "seconds", "ip link del with them", "s"),
+    ("peers_ping", "ok", "a ping through a real peer among them", "1 = yes"),
 ]
 
 NONIDLE = (0, 1, 2, 5, 6)  # user nice system irq softirq in /proc/stat
@@ -203,7 +209,8 @@ def medians(samples):
     vals = {}
     for s in samples:
         for metric in ("mbps", "kpps", "cpu_s_per_gb", "frac", "busy",
-                       "retransmits", "rtt_ms", "mb_s", "overhead"):
+                       "retransmits", "rtt_ms", "mb_s", "overhead",
+                       "seconds", "kb_per_peer", "ok"):
             v = s.get(metric)
             if v is not None:
                 vals.setdefault((s["config"], s["test"], metric), []).append(v)
@@ -366,6 +373,26 @@ def targets(med):
     v = [ratio(med, "loss_0", "mbps", "ftv", "ftv-fecoff")]
     t.append(("at 0 % loss fec auto is within 3 % of fec off "
               "(auto ÷ off)", v, both(v, lambda x: x >= 0.97)))
+    def ftv(test, metric):
+        m = med.get(("ftv", test, metric))
+        return m["median"] if m else None
+
+    if ftv("peers_setconf", "seconds") is not None:
+        v = [r("peers_setconf", "seconds"), r("peers_show", "seconds")]
+        t.append(("many peers: setconf and show, ftv/WireGuard ≤ 1.0", v,
+                  both(v, lambda x: x <= 1.0)))
+        v = [ftv("peers_linkdel", "seconds")]
+        t.append(("many peers: ip link del ≤ 10 s", v,
+                  both(v, lambda x: x <= 10)))
+        v = [ftv("peers_peerdel", "seconds")]
+        t.append(("many peers: one peer del < 1 s", v,
+                  both(v, lambda x: x < 1)))
+        v = [ftv("peers_mem", "kb_per_peer")]
+        t.append(("many peers: ≤ 1.3 KB of kernel memory per peer", v,
+                  both(v, lambda x: x <= 1.3)))
+        v = [ftv("peers_ping", "ok")]
+        t.append(("many peers: a ping through a real peer among them", v,
+                  both(v, lambda x: x == 1)))
     return [{"target": name, "values": vals, "met": met}
             for name, vals, met in t]
 
