@@ -22,6 +22,8 @@
 #   ftv              ftv over the cable, set up as selftests/lib.sh does
 #                    (forward error correction "auto", the default)
 #   ftv-fecoff       the same with "fec off" on both ends (loss tests only)
+#   ftv-shapeoff     the same with "shape off" on both ends (TCP tests only;
+#                    not in the default set)
 #   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
 # and each repeat interleaves them: for every measurement, every
 # configuration in turn.
@@ -396,6 +398,17 @@ cfg_ftv_fecoff()
 		nsx "$B" "$FTVCTL" peer set ftv0 "$(pubkey_of a)" fec off
 }
 
+# Openings sent as they are: what shaping costs bulk traffic (nothing is
+# expected: only a connection's two opening messages are shaped).
+cfg_ftv_shapeoff()
+{
+	underlay && pair_ftv || return 1
+	nsx "$A" "$FTVCTL" set ftv0 shape off &&
+		nsx "$B" "$FTVCTL" set ftv0 shape off || return 1
+	ADDR_B=10.9.0.2 DEV_A=ftv0 DEV_B=ftv0
+	connect_ping "$A" 10.9.0.2
+}
+
 # fec_counts : "REPAIRS PACKETS": repair messages A has sent to B, and
 # packets A's ftv0 has sent, so far
 fec_counts()
@@ -489,6 +502,8 @@ takes()
 	openvpn-tcp:*) return 1 ;;
 	ftv-fecoff:loss_*) return 0 ;;
 	ftv-fecoff:*) return 1 ;;
+	ftv-shapeoff:tcp*) return 0 ;;
+	ftv-shapeoff:*) return 1 ;;
 	esac
 	return 0
 }

@@ -44,6 +44,7 @@ CONFIGS = [
     ("wireguard", "WireGuard"),
     ("ftv", "ftv"),
     ("ftv-fecoff", "ftv, fec off"),
+    ("ftv-shapeoff", "ftv, shape off"),
     ("openvpn-tcp", "OpenVPN over TCP"),
 ]
 LOSSES = ["0", "0.1", "0.5", "1", "5"]
@@ -370,6 +371,12 @@ def targets(med):
     v = [r("loss_5")]
     t.append(("at 5 % loss ftv (fec auto) carries ≥ 10× WireGuard", v,
               both(v, lambda x: x >= 10)))
+    v = [ratio(med, t, "mbps", "ftv", "ftv-shapeoff")
+         for t in ("tcp1_fwd", "tcp1_rev", "tcp4_fwd", "tcp4_rev")]
+    if any(x is not None for x in v):
+        t.append(("bulk with shaping within 2 % of without (shape on ÷ "
+                  "off, 1 and 4 streams each way)", v,
+                  both(v, lambda x: x >= 0.98)))
     v = [ratio(med, "loss_0", "mbps", "ftv", "ftv-fecoff")]
     t.append(("at 0 % loss fec auto is within 3 % of fec off "
               "(auto ÷ off)", v, both(v, lambda x: x >= 0.97)))
@@ -515,7 +522,8 @@ def chart(path, med, meta, configs):
     names = dict(CONFIGS)
     colors = {"veth": "#9e9e9e", "veth-nooffload": "#616161",
               "wireguard": "#88171a", "ftv": "#1f77b4",
-              "ftv-fecoff": "#7fb2d9", "openvpn-tcp": "#ff7f0e"}
+              "ftv-fecoff": "#7fb2d9", "ftv-shapeoff": "#aec7e8",
+              "openvpn-tcp": "#ff7f0e"}
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
 
     def bars(ax, tests, metric, labels, title, ylabel, cfgs, log=False):
@@ -550,7 +558,8 @@ def chart(path, med, meta, configs):
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8)
 
-    tcp = [c for c in configs if c not in ("openvpn-tcp", "ftv-fecoff")]
+    tcp = [c for c in configs
+           if c not in ("openvpn-tcp", "ftv-fecoff", "ftv-shapeoff")]
     bars(axes[0][0], ["tcp1_fwd", "tcp1_rev", "tcp4_fwd", "tcp4_rev"], "mbps",
          ["1 stream A→B", "1 stream B→A", "4 streams A→B", "4 streams B→A"],
          "TCP throughput (iperf3)", "Mbit/s (log)", tcp, log=True)
