@@ -86,7 +86,7 @@ ktap_eq "do: ftv0 with its two peers" "ftv0 2" \
 		2>&1 | tail -n 1 | tr -d "()',")" || ktap_diag <"$FTV_TMP/do.err"
 ktap_eq "do: peer B's endpoint and allowed-ips as the spec names them" \
 	"10.0.0.2 $FTV_PORT 10.9.0.2/32 fd09::2/128" \
-	"$(json_eval "$FTV_TMP/do.json" "' '.join(
+	"$(json_eval "$FTV_TMP/do.json" "[' '.join(
 [p['endpoint-ipv4'], str(p['endpoint-port'])] +
 sorted(f\"{a['ipaddr']}/{a['cidr-mask']}\" for a in E(p['allowedips'])))
 for p in E(r['peers']) if p['public-key'] == '$b_hex'][0]" 2>&1 | tail -n 1)"
