@@ -392,6 +392,24 @@ static void detach_from_net(struct ftv_device *fdev)
 					ARRAY_SIZE(fnet->hooks));
 }
 
+/* Generations of every device come from here: none repeats (until the
+ * u32 wraps), so a dump's cursor cannot mistake another device, or this
+ * one's peer list after a change, for the list it was taken from.
+ */
+static atomic_t ftv_generations = ATOMIC_INIT(0);
+
+/**
+ * ftv_device_changed - give @fdev's configuration a new generation
+ * @fdev: the device
+ *
+ * Called on every change of the peer list and on configuration requests.
+ */
+void ftv_device_changed(struct ftv_device *fdev)
+{
+	lockdep_assert_held(&fdev->device_update_lock);
+	fdev->generation = atomic_inc_return(&ftv_generations);
+}
+
 static int init_private(struct ftv_device *fdev)
 {
 	struct net_device *dev = fdev->dev;
@@ -401,6 +419,7 @@ static int init_private(struct ftv_device *fdev)
 	INIT_LIST_HEAD(&fdev->peer_list);
 	INIT_LIST_HEAD(&fdev->device_list);
 	hash_init(fdev->peer_hashtable);
+	fdev->generation = atomic_inc_return(&ftv_generations);
 	fdev->shape = true;
 	ftv_allowedips_init(&fdev->allowedips, &fdev->device_update_lock);
 	get_random_bytes(&fdev->cookie_key, sizeof(fdev->cookie_key));

@@ -61,8 +61,10 @@ struct ftv_identity {
  * @listen_port: TCP port the device accepts connections on; 0 = none
  * @fwmark: mark set on outer segments
  * @shape: shape the openings of connections (docs/protocol.md)
- * @generation: counts configuration changes, so that a dump spanning
- *	one can say it was interrupted
+ * @generation: changes with every change of the configuration, so that a
+ *	dump spanning one can say it was interrupted; taken from one counter
+ *	for all devices (ftv_device_changed()), so that a value names one
+ *	state of one device's peer list
  * @cookie_key: key for stateless SYN-ACK sequence numbers
  * @psk_tokens: token keys of the peers with a pre-shared key, by tag
  *	(RCU readers)
@@ -128,5 +130,6 @@ bool ftv_device_copy_identity(struct ftv_device *fdev,
 int ftv_device_set_identity(struct ftv_device *fdev,
 			    const u8 private_key[FTV_KEY_SIZE]);
 int ftv_device_serial_cpu(struct ftv_device *fdev);
+void ftv_device_changed(struct ftv_device *fdev);
 
 #endif /* _FTV_DEVICE_H */

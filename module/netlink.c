@@ -302,26 +302,56 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
 }
 
 /* cb->args: the ifindex being dumped, peers of it already sent, whether
- * only one device was asked for, and allowed-ips of the next peer already
- * sent.
+ * only one device was asked for, allowed-ips of the next peer already
+ * sent, and the next peer itself with the device's generation when it was
+ * taken. The pointer is used only while the generation is unchanged: the
+ * peer is then still on the list, which holds a reference on it, and a
+ * resumed message starts there instead of walking the list from its head
+ * (which made a dump of 10^5 peers quadratic). After a change, the dump
+ * falls back to the index; it is marked interrupted anyway.
  */
-enum { DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE, DUMP_AIP_IDX };
+enum {
+	DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE, DUMP_AIP_IDX,
+	DUMP_NEXT_PEER, DUMP_NEXT_GEN,
+};
+
 /* cb->args[DUMP_SINGLE]: 0 for every device, 1 for the one at
  * DUMP_IFINDEX, or this for one that is named but not looked up yet.
  */
 enum { DUMP_SINGLE_UNRESOLVED = 2 };
 
 /*
+ * The peer at index @args[DUMP_PEER_IDX] of @fdev's list: the saved cursor
+ * while the generation it was taken in holds, else a walk from the head.
+ * Return: the peer, or the list head's container if none is left.
+ */
+static struct ftv_peer *dump_first_peer(struct ftv_device *fdev,
+					long *args)
+{
+	struct ftv_peer *peer;
+	long idx = 0;
+
+	lockdep_assert_held(&fdev->device_update_lock);
+	if (args[DUMP_NEXT_PEER] && (u32)args[DUMP_NEXT_GEN] == fdev->generation)
+		return (struct ftv_peer *)args[DUMP_NEXT_PEER];
+	list_for_each_entry(peer, &fdev->peer_list, peer_list)
+		if (idx++ == args[DUMP_PEER_IDX])
+			break;
+	return peer;
+}
+
+/*
  * The device in one message: its own attributes unless resuming, then as
- * many peers as fit, from peer @*peer_pos and its allowed-ip @*aip_pos on;
- * both positions advance past what went in. Return: 1 if the device is
- * complete, 0 if more messages are needed, or -EMSGSIZE if nothing of what
- * is left fitted.
+ * many peers as fit, from peer @args[DUMP_PEER_IDX] and its allowed-ip
+ * @args[DUMP_AIP_IDX] on; both positions and the cursor advance past what
+ * went in. Return: 1 if the device is complete, 0 if more messages are
+ * needed, or -EMSGSIZE if nothing of what is left fitted.
  */
 static int fill_device(struct sk_buff *skb, struct ftv_device *fdev,
-		       long *peer_pos, long *aip_pos)
+		       long *args)
 {
-	long skip = *peer_pos, aip = *aip_pos, idx = 0;
+	long skip = args[DUMP_PEER_IDX], aip = args[DUMP_AIP_IDX];
+	long idx = skip;
 	struct nlattr *peers;
 	struct ftv_peer *peer;
 	int done = 1;
@@ -334,22 +364,23 @@ static int fill_device(struct sk_buff *skb, struct ftv_device *fdev,
 	peers = nla_nest_start(skb, FTV_A_PEERS);
 	if (!peers)
 		return -EMSGSIZE;
-	list_for_each_entry(peer, &fdev->peer_list, peer_list) {
-		if (idx++ < skip)
-			continue;
+	peer = dump_first_peer(fdev, args);
+	list_for_each_entry_from(peer, &fdev->peer_list, peer_list) {
 		if (put_peer(skb, peer, &aip)) {
 			done = 0;
 			break;
 		}
-		*peer_pos = idx;
+		args[DUMP_PEER_IDX] = ++idx;
 	}
 	nla_nest_end(skb, peers);
 	/* Without progress the caller drops the message: in an empty skb,
 	 * a dump then fails instead of asking for the same part forever.
 	 */
-	if (!done && *peer_pos == skip && aip == *aip_pos)
+	if (!done && args[DUMP_PEER_IDX] == skip && aip == args[DUMP_AIP_IDX])
 		return -EMSGSIZE;
-	*aip_pos = aip;
+	args[DUMP_AIP_IDX] = aip;
+	args[DUMP_NEXT_PEER] = done ? 0 : (long)peer;
+	args[DUMP_NEXT_GEN] = fdev->generation;
 	return done;
 }
 
@@ -371,8 +402,7 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 	/* Changes between two parts of a dump mark it interrupted. */
 	cb->seq = fdev->generation;
 	genl_dump_check_consistent(cb, hdr);
-	ret = fill_device(skb, fdev, &cb->args[DUMP_PEER_IDX],
-			  &cb->args[DUMP_AIP_IDX]);
+	ret = fill_device(skb, fdev, cb->args);
 	mutex_unlock(&fdev->device_update_lock);
 	if (ret < 0) {
 		genlmsg_cancel(skb, hdr);
@@ -401,7 +431,7 @@ static int get_device_do(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(fdev))
 		return PTR_ERR(fdev);
 	for (;;) {
-		long peer_pos = 0, aip_pos = 0;
+		long args[ARRAY_SIZE(((struct netlink_callback *)0)->args)] = {};
 
 		msg = genlmsg_new(size, GFP_KERNEL);
 		if (!msg) {
@@ -413,7 +443,7 @@ static int get_device_do(struct sk_buff *skb, struct genl_info *info)
 		ret = -EMSGSIZE;
 		if (hdr) {
 			mutex_lock(&fdev->device_update_lock);
-			ret = fill_device(msg, fdev, &peer_pos, &aip_pos);
+			ret = fill_device(msg, fdev, args);
 			mutex_unlock(&fdev->device_update_lock);
 		}
 		/* The skb may have more room than asked for: measure. */
@@ -459,6 +489,7 @@ static int get_device_start(struct netlink_callback *cb)
 	cb->args[DUMP_IFINDEX] = 0;
 	cb->args[DUMP_PEER_IDX] = 0;
 	cb->args[DUMP_AIP_IDX] = 0;
+	cb->args[DUMP_NEXT_PEER] = 0;
 	cb->args[DUMP_SINGLE] = attrs && (attrs[FTV_A_IFINDEX] ||
 					  attrs[FTV_A_IFNAME]) ?
 				DUMP_SINGLE_UNRESOLVED : 0;
@@ -514,6 +545,7 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			return skb->len;
 		cb->args[DUMP_PEER_IDX] = 0;
 		cb->args[DUMP_AIP_IDX] = 0;
+		cb->args[DUMP_NEXT_PEER] = 0;
 		cb->args[DUMP_IFINDEX] = cb->args[DUMP_SINGLE] ? -1 :
 					 fdev->dev->ifindex + 1;
 	}
@@ -582,7 +614,7 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 					    attrs[FTV_A_PRIVATE_KEY],
 					    "private key is not usable");
 	}
-	fdev->generation++;
+	ftv_device_changed(fdev);
 out:
 	mutex_unlock(&fdev->device_update_lock);
 	rtnl_unlock();
@@ -893,7 +925,7 @@ static int change_peer(struct ftv_device *fdev, u8 cmd, struct nlattr **tb,
 		ftv_peer_remove(peer);
 	else if (!ret)
 		ret = apply_peer(peer, tb, extack);
-	fdev->generation++;
+	ftv_device_changed(fdev);
 	ftv_peer_put(peer);
 	return ret;
 }

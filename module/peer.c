@@ -52,6 +52,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	ftv_timers_init(peer);
 	peer->internal_id = ++fdev->peer_next_id;
 	list_add_tail(&peer->peer_list, &fdev->peer_list);
+	ftv_device_changed(fdev);
 	hash_add_rcu(fdev->peer_hashtable, &peer->pubkey_hash,
 		     pubkey_hash(public_key));
 	++fdev->num_peers;
@@ -154,6 +155,7 @@ static void peer_make_dead(struct ftv_peer *peer)
 	ftv_allowedips_remove_by_peer(&fdev->allowedips, peer);
 	ftv_token_remove_peer(peer);
 	list_del_init(&peer->peer_list);
+	ftv_device_changed(fdev);
 	hash_del_rcu(&peer->pubkey_hash);
 	--fdev->num_peers;
 	spin_lock_bh(&peer->lock);
