@@ -106,11 +106,14 @@ static int put_drops(struct sk_buff *skb, int attr,
 
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = FTV_DROPS_A_UNSPEC + 1; i <= FTV_DROPS_A_MAX; ++i)
-		if (i != FTV_DROPS_A_PAD &&
-		    nla_put_u64_64bit(skb, i, atomic64_read(&drops->count[i]),
-				      FTV_DROPS_A_PAD))
+	/* Zero counters stay out (docs/netlink/ftv.yaml): most are zero. */
+	for (i = FTV_DROPS_A_UNSPEC + 1; i <= FTV_DROPS_A_MAX; ++i) {
+		u64 count = atomic64_read(&drops->count[i]);
+
+		if (i != FTV_DROPS_A_PAD && count &&
+		    nla_put_u64_64bit(skb, i, count, FTV_DROPS_A_PAD))
 			goto err;
+	}
 	nla_nest_end(skb, nest);
 	return 0;
 err:
