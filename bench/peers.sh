@@ -132,7 +132,7 @@ peers_one()
 	# Every peer once: ftvctl's JSON has one line per peer, wg's dump one
 	# per peer after the interface's.
 	if [ "$kind" = ftv ]; then
-		shown=$(grep -c '"public_key"' "$LOGS/peers-$kind-show")
+		shown=$(grep -c '^ *{"public_key"' "$LOGS/peers-$kind-show")
 	else
 		shown=$(($(wc -l <"$LOGS/peers-$kind-show") - 1))
 	fi

@@ -293,9 +293,18 @@ static void line_flush(void)
 /* A peer's drops leave out the reasons only a device counts. */
 static void print_drops_json(const struct drops *drops, bool device)
 {
+	static const struct drops none;
+	static char *quiet;	/* a peer's drops when all are zero */
+	static size_t quiet_len;
+	size_t start = line.len;
 	bool first = true;
 	int i;
 
+	/* Most peers of a large device never dropped anything. */
+	if (!device && quiet && !memcmp(drops, &none, sizeof(none))) {
+		out_mem(quiet, quiet_len);
+		return;
+	}
 	out_lit("{");
 	for (i = 0; i <= FTV_DROPS_A_MAX; i++) {
 		if (!drop_names[i] || (!device && drop_device_only[i]))
@@ -304,6 +313,12 @@ static void print_drops_json(const struct drops *drops, bool device)
 		first = false;
 	}
 	out_lit("}");
+	if (!device && !quiet && !memcmp(drops, &none, sizeof(none))) {
+		quiet_len = line.len - start;
+		quiet = malloc(quiet_len);
+		if (quiet)
+			memcpy(quiet, line.buf + start, quiet_len);
+	}
 }
 
 /* The setting and the statistics; null for a module without FEC. */
@@ -322,6 +337,11 @@ static void print_fec_json(const struct peer *peer)
 	}
 	if (!(peer->flags & PEER_HAS_FEC_STATS)) {
 		out_lit(", \"fec_stats\": null");
+		return;
+	}
+	if (!st->active && !st->data && !st->repair && !st->loss_ppm &&
+	    !st->repair_sent && !st->rebuilt && !st->groups_lost) {
+		out_lit(", \"fec_stats\": {\"active\": false, \"data\": 0, \"repair\": 0, \"loss_ppm\": 0, \"repair_sent\": 0, \"rebuilt\": 0, \"groups_lost\": 0}");
 		return;
 	}
 	out_lit(", \"fec_stats\": {\"active\": ");
