@@ -176,9 +176,9 @@ bool fec_equal(struct fec a, struct fec b)
 void fec_to_string(char buf[FEC_STRLEN], struct fec fec)
 {
 	if (fec.mode == FTV_FEC_OFF)
-		snprintf(buf, FEC_STRLEN, "off");
+		strcpy(buf, "off");
 	else if (fec.mode == FTV_FEC_AUTO)
-		snprintf(buf, FEC_STRLEN, "auto");
+		strcpy(buf, "auto");
 	else if (fec.mode == FTV_FEC_FIXED)
 		snprintf(buf, FEC_STRLEN, "%u:%u", fec.data, fec.repair);
 	else

@@ -57,12 +57,40 @@ void endpoint_to_string(char buf[ENDPOINT_STRLEN], const union endpoint *ep)
 	}
 }
 
+/* @v in decimal at @p; returns the end. */
+static char *put_decimal(char *p, unsigned int v)
+{
+	char digits[10];
+	int n = 0;
+
+	do
+		digits[n++] = '0' + v % 10;
+	while (v /= 10);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/*
+ * Without printf, which glibc's inet_ntop also uses for IPv4: show --json
+ * of 10^5 peers spent a tenth of its time formatting their /32s.
+ */
 void allowedip_to_string(char buf[ALLOWEDIP_STRLEN], const struct allowedip *ip)
 {
-	const void *bytes = ip->family == AF_INET ? (const void *)&ip->ip4
-						  : (const void *)&ip->ip6;
-	char addr[INET6_ADDRSTRLEN];
+	const uint8_t *b = (const uint8_t *)&ip->ip4;
+	char *p = buf;
+	int i;
 
-	inet_ntop(ip->family, bytes, addr, sizeof(addr));
-	snprintf(buf, ALLOWEDIP_STRLEN, "%s/%u", addr, ip->cidr);
+	if (ip->family == AF_INET) {
+		for (i = 0; i < 4; i++) {
+			p = put_decimal(p, b[i]);
+			*p++ = i < 3 ? '.' : '/';
+		}
+	} else {
+		inet_ntop(AF_INET6, &ip->ip6, buf, INET6_ADDRSTRLEN);
+		p = buf + strlen(buf);
+		*p++ = '/';
+	}
+	p = put_decimal(p, ip->cidr);
+	*p = '\0';
 }
