@@ -169,6 +169,13 @@ void ftv_fec_configure(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
 	WRITE_ONCE(peer->fec_setting, mode | data << 8 | (u32)repair << 16);
 }
 
+static int put_nonzero_u64(struct sk_buff *skb, int attr, atomic64_t *v)
+{
+	u64 value = atomic64_read(v);
+
+	return value ? nla_put_u64_64bit(skb, attr, value, FTV_FEC_A_PAD) : 0;
+}
+
 /**
  * ftv_fec_put_stats - the peer's FEC counters as a netlink nest
  * @skb: the message
@@ -198,16 +205,17 @@ int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr)
 	nest = nla_nest_start(skb, attr);
 	if (!nest)
 		return -EMSGSIZE;
+	/* Zero values stay out, as in the drops nest: most peers have
+	 * sent no repair and rebuilt nothing.
+	 */
 	if (nla_put_u8(skb, FTV_FEC_A_ACTIVE, active) ||
-	    nla_put_u8(skb, FTV_FEC_A_DATA, k) ||
-	    nla_put_u8(skb, FTV_FEC_A_REPAIR, m) ||
-	    nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, loss) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_REPAIR_SENT,
-			      atomic64_read(&st->repair_sent), FTV_FEC_A_PAD) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_REBUILT,
-			      atomic64_read(&st->rebuilt), FTV_FEC_A_PAD) ||
-	    nla_put_u64_64bit(skb, FTV_FEC_A_GROUPS_LOST,
-			      atomic64_read(&st->groups_lost), FTV_FEC_A_PAD)) {
+	    (active &&
+	     (nla_put_u8(skb, FTV_FEC_A_DATA, k) ||
+	      nla_put_u8(skb, FTV_FEC_A_REPAIR, m) ||
+	      nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, loss))) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_REPAIR_SENT, &st->repair_sent) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_REBUILT, &st->rebuilt) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_GROUPS_LOST, &st->groups_lost)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
