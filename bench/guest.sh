@@ -93,6 +93,8 @@ read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
 LOGS=$out/logs
 GUEST=$out/guest
 SAMPLES=$out/samples.jsonl
+# Nothing of an earlier run: the report reads every file left here.
+rm -rf "$LOGS" "$GUEST"
 mkdir -p "$LOGS" "$GUEST"
 : >"$SAMPLES"
 
