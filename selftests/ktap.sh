@@ -75,40 +75,38 @@ ktap_result()
 	fi
 }
 
-# ktap_check DESC CMD... : run CMD; ok if it succeeds, otherwise not ok
-# followed by CMD's output as diagnostics. Returns CMD's status.
-ktap_check()
+# ktap_expect WANT DESC CMD... : run CMD; ok if it did what WANT says
+# ("succeeds" or "fails"), otherwise not ok followed by CMD's output as
+# diagnostics. Returns CMD's status.
+ktap_expect()
 {
-	local desc=$1 out rc
-	shift
+	local want=$1 desc=$2 out rc
+	shift 2
 	out=$("$@" 2>&1)
 	rc=$?
-	if [ "$rc" -eq 0 ]; then
+	if { [ "$want" = succeeds ] && [ "$rc" -eq 0 ]; } ||
+	   { [ "$want" = fails ] && [ "$rc" -ne 0 ]; }; then
 		ktap_ok "$desc"
 	else
 		ktap_fail "$desc"
-		ktap_diag "command: $*"
+		ktap_diag "expected to ${want%s}: $*"
 		ktap_diag "exit code: $rc"
 		[ -n "$out" ] && ktap_diag <<<"$out"
 	fi
 	return "$rc"
 }
 
-# ktap_check_fails DESC CMD... : ok if CMD fails
+# ktap_check DESC CMD... : ok if CMD succeeds; returns CMD's status
+ktap_check()
+{
+	ktap_expect succeeds "$@"
+}
+
+# ktap_check_fails DESC CMD... : ok if CMD fails; returns 0 then
 ktap_check_fails()
 {
-	local desc=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		ktap_ok "$desc"
-		return 0
-	fi
-	ktap_fail "$desc"
-	ktap_diag "command unexpectedly succeeded: $*"
-	[ -n "$out" ] && ktap_diag <<<"$out"
-	return 1
+	ktap_expect fails "$@" && return 1
+	return 0
 }
 
 # ktap_eq DESC EXPECTED ACTUAL
