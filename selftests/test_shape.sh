@@ -28,9 +28,10 @@ trap cleanup EXIT
 
 OPEN="$FTV_ROOT/selftests/ftvopen.py"
 FTE="$FTV_ROOT/selftests/fte.py"
-# A few more than the thousand to judge: a round's connection can miss
-# the capture's start or end.
-ROUNDS=1010
+# More than the thousand to judge: a round's connection can miss the
+# capture's start or end, or its SYN the capture (998 of 1010 judged
+# once, 1.2 %, on 6.1 under emulation).
+ROUNDS=1050
 JUDGED=1000
 OFF_ROUNDS=100
 
@@ -64,10 +65,18 @@ wait_for 10 echo_listens || ktap_bail "the echo server does not listen"
 # prints what ftvopen.py printed
 opens()
 {
-	capture "$B" veth0 "$1" -s 512 "tcp port $FTV_PORT" || return 1
+	capture "$B" veth0 "$1" -s 512 -B 16384 "tcp port $FTV_PORT" ||
+		return 1
 	nsx "$A" "$PYTHON" "$OPEN" ftv0 "$FTV_TMP/b.pub" 10.0.0.2 \
 		"$FTV_PORT" 10.9.0.2 "$2"
 	capture_stop
+}
+
+# capture_counts FILE : tcpdump's own count of what it captured and
+# dropped, for when fewer connections are judged than were opened
+capture_counts()
+{
+	grep -h "captured\|dropped" "$1.err" | ktap_diag
 }
 
 # judge FILE MIN PYEXPR : PYEXPR over fte.py's verdict r on FILE (r["client"],
@@ -79,6 +88,7 @@ judge()
 }
 
 out=$(opens "$FTV_TMP/on.pcap" "$ROUNDS")
+capture_counts "$FTV_TMP/on.pcap"
 read -r _ echoed failed <<<"$out"
 ktap_result "$ROUNDS fresh connections open and carry data ($echoed echoed, $failed failed)" \
 	$(( ${echoed:-0} >= JUDGED ? 0 : 1 ))
@@ -99,6 +109,7 @@ ktap_result "opening lengths take many values (at least $lengths each way)" \
 
 nsx "$A" "$FTVCTL" set ftv0 shape off || ktap_bail "cannot turn shaping off"
 opens "$FTV_TMP/off.pcap" "$OFF_ROUNDS" >/dev/null
+capture_counts "$FTV_TMP/off.pcap"
 "$PYTHON" "$FTE" "$FTV_TMP/off.pcap" | ktap_diag
 share=$(judge "$FTV_TMP/off.pcap" $((OFF_ROUNDS * 9 / 10)) \
 	"max(r['client']['exempt_share'], r['server']['exempt_share'])")
