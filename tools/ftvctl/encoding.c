@@ -57,10 +57,9 @@ void endpoint_to_string(char buf[ENDPOINT_STRLEN], const union endpoint *ep)
 	}
 }
 
-/* @v in decimal at @p; returns the end. */
-static char *put_decimal(char *p, unsigned int v)
+char *put_decimal(char *p, uint64_t v)
 {
-	char digits[10];
+	char digits[20];
 	int n = 0;
 
 	do

@@ -25,6 +25,9 @@ bool key_from_base64(uint8_t key[FTV_KEY_LEN], const char *b64);
 void key_print(const uint8_t key[FTV_KEY_LEN]);
 
 void endpoint_to_string(char buf[ENDPOINT_STRLEN], const union endpoint *ep);
+/* @v in decimal at @p, without printf and unterminated; returns the end. */
+char *put_decimal(char *p, uint64_t v);
+
 void allowedip_to_string(char buf[ALLOWEDIP_STRLEN],
 			 const struct allowedip *ip);
 

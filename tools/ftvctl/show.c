@@ -263,13 +263,7 @@ static void out(const char *s)
 
 static void out_u64(uint64_t v)
 {
-	char digits[20];
-	size_t i = sizeof(digits);
-
-	do
-		digits[--i] = '0' + v % 10;
-	while (v /= 10);
-	out_mem(digits + i, sizeof(digits) - i);
+	line.len = put_decimal(line_room(20), v) - line.buf;
 }
 
 /* ", \"NAME\": VALUE", without the comma when @first */
