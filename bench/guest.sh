@@ -61,8 +61,8 @@
 # veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp"), BENCH_LOSS
 # ("0 0.1 0.5 1 5"),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
-# ftrace profile of one stream through WireGuard and ftv, after the
-# measurements).
+# ftrace profile of one stream, and of the pps load, through WireGuard
+# and ftv, after the measurements).
 
 # The setups are called by name (cfg_CONFIG), wait_for calls its command,
 # and pair_underlay's optional argument is not this script's.
@@ -631,15 +631,20 @@ done
 # Where the time goes: after the measurements, so that tracing costs no
 # figure, one stream A->B through WireGuard and through ftv with ftrace's
 # function_graph tracer on the tunnel's own functions and the AEAD code it
-# calls, for 2 s. (perf record is no use here: under emulation its
+# calls, for 2 s; then the same for 64-byte UDP datagrams sent as fast as
+# iperf3 can (the pps test's load). (perf record is no use here: under emulation its
 # sampling timer fires when the vCPU idles, and 99 % of samples land in
 # native_safe_halt.) Per function: calls, mean and total time, to
-# guest/profile-CONFIG.txt. Tracing slows every traced call alike; read the
+# guest/profile-CONFIG.txt and guest/profile-pps-CONFIG.txt. Tracing slows every traced call alike; read the
 # times against each other, not as absolute costs.
 TRACEFS=/sys/kernel/tracing
+# profile CONFIG KIND : KIND is bulk (one TCP stream) or pps
 profile()
 {
-	local cfg=$1 mods f
+	local cfg=$1 kind=$2 mods f name=profile-$1
+	local load=()
+
+	[ "$kind" = pps ] && name=profile-pps-$cfg load=(-u -l 64 -b 0)
 
 	case $cfg in
 	ftv) mods="ftv chacha20poly1305 chacha_generic poly1305_x86_64" ;;
@@ -663,7 +668,7 @@ profile()
 	echo funcgraph-tail >"$TRACEFS/trace_options"
 	echo function_graph >"$TRACEFS/current_tracer"
 	: >"$TRACEFS/trace"
-	nsx "$A" iperf3 -c "$ADDR_B" -t 6 >"$LOGS/profile-iperf3-$cfg.log" 2>&1 &
+	nsx "$A" iperf3 -c "$ADDR_B" -t 6 "${load[@]}" >"$LOGS/$name-iperf3.log" 2>&1 &
 	bg_track $!
 	sleep 2 # past slow start
 	echo 1 >"$TRACEFS/tracing_on"
@@ -691,7 +696,7 @@ profile()
 	{
 		printf '%-48s %9s %10s %10s\n' function calls mean_us total_ms
 		cat /tmp/profile.txt
-	} >"$GUEST/profile-$cfg.txt"
+	} >"$GUEST/$name.txt"
 	echo nop >"$TRACEFS/current_tracer"
 	: >"$TRACEFS/set_ftrace_filter"
 	echo 1408 >"$TRACEFS/buffer_size_kb"
@@ -699,9 +704,11 @@ profile()
 }
 if [ "${BENCH_PROFILE:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 0 || echo 1)}" = 1 ] &&
    [ -w "$TRACEFS/current_tracer" ]; then
-	for cfg in wireguard ftv; do
-		say "profile: $cfg"
-		profile "$cfg" || say "profile: $cfg failed"
+	for kind in bulk pps; do
+		for cfg in wireguard ftv; do
+			say "profile ($kind): $cfg"
+			profile "$cfg" "$kind" || say "profile ($kind): $cfg failed"
+		done
 	done
 fi
 
