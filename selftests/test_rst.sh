@@ -147,9 +147,21 @@ invalid0=$(paths_invalid_drops "$R")
 bg_ping "$C" 10.9.0.2 rst
 ktap_diag "R before: $(tunnel_ct)"
 forge "$C" veth0 rst "an in-window RST forged from C's side into R" "${from_c[@]}"
+# Conntrack ends an established entry on a RST whose sequence number is
+# the one the other side last acknowledged, or that follows the last
+# segment it let through, from the same side. A segment from S that
+# crosses the forged RST (a ping's reply, a keepalive) leaves neither
+# true, and R keeps the entry, waiting for a challenge ACK (seen once in
+# a full run on 6.12). Injectors send more than one RST; so does this
+# test, up to three in all.
+closed() { ! tunnel_ct | grep -q ESTABLISHED; }
+for try in 2 3; do
+	wait_for 2 closed && break
+	ktap_diag "R kept its entry; forging RST number $try"
+	nsx "$C" "$PYTHON" "$FORGE" veth0 rst "${from_c[@]}" 2>&1 | ktap_diag
+done
 lost rst
 ktap_diag "pings lost while the RST passed R: $LOST"
-closed() { ! tunnel_ct | grep -q ESTABLISHED; }
 if wait_for 5 closed; then
 	ktap_ok "R closed its entry for the tunnel on the RST"
 	ktap_diag "R: $(tunnel_ct)"
