@@ -73,8 +73,24 @@ field()
 	awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' <<<"$2"
 }
 
+# where_lost : what could have kept a SYN from ftv or its answer from A:
+# the CPUs' backlog drops (softnet_stat), B's cable, B's ftv drop counters
+where_lost()
+{
+	local drops=0 col
+
+	while read -r _ col _; do
+		drops=$((drops + 16#$col))
+	done </proc/net/softnet_stat
+	echo "backlog drops $drops;" \
+		"B's veth0 rx dropped $(nsx "$B" cat /sys/class/net/veth0/statistics/rx_dropped);" \
+		"B's ftv0 drops $(ftv_json "$B" ftv0 'd.get("drops", {})')"
+}
+
+ktap_diag "before: $(where_lost)"
 out=$(syns 3000 1000 replay=300)
 ktap_diag "$out"
+ktap_diag "after: $(where_lost)"
 sent_in=$(field in "$out")
 read -r answered replayed_answered < <(awk '{ print $7, $11 }' <<<"$out")
 ktap_eq "all 3000 SYNs at 1000 a second get a SYN-ACK (sent in ${sent_in} s)" 3000 "$answered"
