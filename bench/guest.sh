@@ -632,11 +632,12 @@ done
 # figure, one stream A->B through WireGuard and through ftv with ftrace's
 # function_graph tracer on the tunnel's own functions and the AEAD code it
 # calls, for 2 s; then the same for 64-byte UDP datagrams sent as fast as
-# iperf3 can (the pps test's load). (perf record is no use here: under emulation its
-# sampling timer fires when the vCPU idles, and 99 % of samples land in
-# native_safe_halt.) Per function: calls, mean and total time, to
-# guest/profile-CONFIG.txt and guest/profile-pps-CONFIG.txt. Tracing slows every traced call alike; read the
-# times against each other, not as absolute costs.
+# iperf3 can (the pps test's load). (perf record is no use here: under
+# emulation its sampling timer fires when the vCPU idles, and 99 % of
+# samples land in native_safe_halt.) Per function: calls, mean and total
+# time, to guest/profile-CONFIG.txt and guest/profile-pps-CONFIG.txt.
+# Tracing slows every traced call alike; read the times against each
+# other, not as absolute costs.
 TRACEFS=/sys/kernel/tracing
 # profile CONFIG KIND : KIND is bulk (one TCP stream) or pps
 profile()

@@ -48,11 +48,8 @@ def synacks(rx, responder, us, port, want, deadline):
     got = set()
     while len(got) < len(want):
         left = deadline - time.monotonic()
-        if not select.select([rx], [], [], min(max(left, 0), 0.1))[0]:
-            if left <= 0:
-                break
-            continue
-        while True:
+        readable = select.select([rx], [], [], min(max(left, 0), 0.1))[0]
+        while readable:
             try:
                 pkt = rx.recv(65535)
             except BlockingIOError:
