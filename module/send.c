@@ -639,6 +639,43 @@ static unsigned int tso_room(const struct net_device *dev)
 }
 
 /*
+ * Make @first, the head of a superpacket, answer for what @skb, a segment
+ * going onto its frag list, costs its sending socket.
+ *
+ * The segments of a split inner superpacket each carry the inner socket's
+ * write-memory charge (tcp_gso_segment() and the UDP one share it out as
+ * tcp_wfree or sock_wfree, each returning its own truesize). Whatever lets
+ * a sender go on before a packet is freed acts on the head alone: netem
+ * orphans it (skb_orphan_partial()) when it starts its delay, a router or
+ * container namespace orphans it on receipt (ip_rcv_core()). A charge left
+ * on a frag-list segment lasts until the far end frees the superpacket, so
+ * TCP small queues would count the whole path's delay as queued on this
+ * host and hold the inner sender to a few segments per one-way delay (3
+ * Mbit/s at a 40 ms round trip). Moved to the head, it goes when the head's
+ * does, as for any packet. A segment owned some other way is let go here.
+ *
+ * Only the segments of one split carry the same owner and destructor, so
+ * a destructor is moved only between two of those.
+ */
+static void chain_charge(struct sk_buff *first, struct sk_buff *skb)
+{
+	if (!skb->destructor) {
+		if (!first->destructor)
+			first->truesize += skb->truesize;
+		return;
+	}
+	if (skb->destructor == first->destructor && skb->sk == first->sk) {
+		first->truesize += skb->truesize;
+		skb->destructor = NULL;
+		skb->sk = NULL;
+		return;
+	}
+	skb_orphan(skb);
+	if (!first->destructor)
+		first->truesize += skb->truesize;
+}
+
+/*
  * Chain sealed segments after @first into one superpacket, for as long
  * as each is as long as @first (the last may be shorter) and the device
  * takes more. The segments keep their own buffers, on the frag list: a
@@ -666,9 +703,7 @@ static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev
 		else
 			skb_shinfo(first)->frag_list = skb;
 		tail = skb;
-		/* Each segment keeps its own truesize, as it keeps its
-		 * socket's destructor, which gives that much back.
-		 */
+		chain_charge(first, skb);
 		first->len += skb->len;
 		first->data_len += skb->len;
 		++segs;
