@@ -719,9 +719,16 @@ static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev
 	return rest;
 }
 
-/* Send a job's sealed segments, as superpackets where the device can. */
+/*
+ * Send a job's sealed segments, as superpackets where the device can.
+ * @whole: they may leave as superpackets. Not those of a job with repair
+ * messages: a hop that handles a superpacket whole (netem, a virtual
+ * switch, a policer) also loses it whole, and a repair message lost
+ * with the very group it is for rebuilds nothing. Cut into wire packets
+ * here, they are lost one by one, as on a real wire.
+ */
 static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
-			unsigned int count, unsigned int bytes)
+			unsigned int count, unsigned int bytes, bool whole)
 {
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
@@ -748,7 +755,7 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 		atomic64_add(bytes, &conn->peer->tx_bytes);
 		dev_sw_netstats_tx_add(fdev->dev, count, bytes);
 	}
-	tso = count > 1 && can_tso(dst->dev, tuple.family);
+	tso = whole && count > 1 && can_tso(dst->dev, tuple.family);
 	while (segs) {
 		skb = segs;
 		if (tso) {
@@ -777,6 +784,7 @@ void ftv_send_finish_job(struct sk_buff *head)
 	unsigned int segs = cb->segs, bytes = cb->tx.bytes;
 	struct ftv_conn *conn = cb->conn;
 	int state = READ_ONCE(conn->state);
+	bool whole = !cb->fec_k;
 
 	if (sealed != head) {
 		if (skb_is_gso(head)) {
@@ -795,7 +803,7 @@ void ftv_send_finish_job(struct sk_buff *head)
 	/* A retired connection still sends what was sealed for it. */
 	if (likely(done && (state == FTV_CONN_ESTABLISHED ||
 			    state == FTV_CONN_RETIRED))) {
-		send_sealed(conn, sealed, segs, bytes);
+		send_sealed(conn, sealed, segs, bytes, whole);
 	} else {
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
