@@ -340,6 +340,27 @@ unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
 }
 
 /**
+ * ftv_fec_loss_unit - how many of a job's messages may share one fate
+ * @n: the job's data messages
+ * @k: K, not 0
+ * @m: M
+ *
+ * The fewest repair messages any group of the job has (its last group is
+ * its smallest): as long as no more than that many consecutive messages
+ * travel, and are lost, as one, every group can be rebuilt from the rest.
+ *
+ * Return: at least 1.
+ */
+unsigned int ftv_fec_loss_unit(unsigned int n, unsigned int k, unsigned int m)
+{
+	unsigned int groups = DIV_ROUND_UP(max(n, 1U), k);
+
+	return max(1U, ftv_fec_group_repair(ftv_fec_group_size(max(n, 1U), k,
+							       groups - 1),
+					    k, m));
+}
+
+/**
  * ftv_fec_repairs - repair messages of a whole job
  * @n: the job's data messages
  * @k: K, 0 for none

@@ -103,6 +103,7 @@ unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
 unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
 				  unsigned int m);
 unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m);
+unsigned int ftv_fec_loss_unit(unsigned int n, unsigned int k, unsigned int m);
 struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int kg, unsigned int mg,
 			       unsigned int j);

@@ -684,11 +684,11 @@ static void chain_charge(struct sk_buff *first, struct sk_buff *skb)
  * that does not. Return: what is left of the list.
  */
 static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev,
-			     sa_family_t family)
+			     sa_family_t family, unsigned int unit)
 {
 	unsigned int mss = first->len, room = tso_room(dev), segs = 1;
-	unsigned int max_segs = min_t(unsigned int, READ_ONCE(dev->gso_max_segs),
-				      U16_MAX);
+	unsigned int max_segs = min_t(unsigned int,
+				      READ_ONCE(dev->gso_max_segs), unit);
 	struct sk_buff *rest = first->next, *tail = NULL;
 
 	first->next = NULL;
@@ -720,15 +720,17 @@ static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev
 }
 
 /*
- * Send a job's sealed segments, as superpackets where the device can.
- * @whole: they may leave as superpackets. Not those of a job with repair
- * messages: a hop that handles a superpacket whole (netem, a virtual
- * switch, a policer) also loses it whole, and a repair message lost
- * with the very group it is for rebuilds nothing. Cut into wire packets
- * here, they are lost one by one, as on a real wire.
+ * Send a job's sealed segments, as superpackets where the device can, of
+ * at most @unit segments each. A hop that handles a superpacket whole
+ * (netem, a virtual switch, a policer) also loses it whole, so a job with
+ * repair messages leaves in superpackets no larger than what each of its
+ * groups can rebuild (ftv_fec_loss_unit()), one wire packet each at
+ * worst: a repair message lost with the very group it is for rebuilds
+ * nothing.
  */
 static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
-			unsigned int count, unsigned int bytes, bool whole)
+			unsigned int count, unsigned int bytes,
+			unsigned int unit)
 {
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
@@ -755,11 +757,11 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 		atomic64_add(bytes, &conn->peer->tx_bytes);
 		dev_sw_netstats_tx_add(fdev->dev, count, bytes);
 	}
-	tso = whole && count > 1 && can_tso(dst->dev, tuple.family);
+	tso = unit > 1 && count > 1 && can_tso(dst->dev, tuple.family);
 	while (segs) {
 		skb = segs;
 		if (tso) {
-			segs = chain(skb, dst->dev, tuple.family);
+			segs = chain(skb, dst->dev, tuple.family, unit);
 		} else {
 			segs = skb->next;
 			skb->next = NULL;
@@ -784,8 +786,12 @@ void ftv_send_finish_job(struct sk_buff *head)
 	unsigned int segs = cb->segs, bytes = cb->tx.bytes;
 	struct ftv_conn *conn = cb->conn;
 	int state = READ_ONCE(conn->state);
-	bool whole = !cb->fec_k;
+	unsigned int unit = U16_MAX;
 
+	if (cb->fec_k)
+		unit = ftv_fec_loss_unit(skb_is_gso(head) ?
+					 skb_shinfo(head)->gso_segs : 1,
+					 cb->fec_k, cb->fec_m);
 	if (sealed != head) {
 		if (skb_is_gso(head)) {
 			/* The original of a split superpacket; its cb goes
@@ -803,7 +809,7 @@ void ftv_send_finish_job(struct sk_buff *head)
 	/* A retired connection still sends what was sealed for it. */
 	if (likely(done && (state == FTV_CONN_ESTABLISHED ||
 			    state == FTV_CONN_RETIRED))) {
-		send_sealed(conn, sealed, segs, bytes, whole);
+		send_sealed(conn, sealed, segs, bytes, unit);
 	} else {
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
