@@ -25,8 +25,24 @@
 #   ftv-shapeoff     the same with "shape off" on both ends (TCP tests only;
 #                    not in the default set)
 #   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
+# and, for the path test only, the same over a router R$IDX between A$IDX
+# and B$IDX (as users test a tunnel: a delaying hop, offloads as they come):
+#   path-tcp         plain TCP from A to B through R
+#   path-wireguard   WireGuard, A's endpoint B's 10.0.1.2
+#   path-ftv         ftv (fec auto), A's endpoint B's 10.0.1.2
+#   path-ftv-fecoff  the same with "fec off" (1 stream A->B at 100 ms only)
 # and each repeat interleaves them: for every measurement, every
 # configuration in turn.
+#
+#   A veth0 10.0.0.1 --- vethA 10.0.0.254  R  10.0.1.254 vethB --- veth0 10.0.1.2 B
+#                        (netem: RTT/2, loss)   (netem: RTT/2, loss)
+#
+# R forwards; A and B route through it by default. R's two veths each
+# delay what they send by half the round trip (and drop the loss given),
+# so delay and loss apply each way. No offload is changed anywhere: veth's
+# defaults stay (TSO and GSO on, GRO off). This is how users test, and the
+# setup in which ftv once fell to 3 Mbit/s while WireGuard carried 150,
+# which no short-path test built.
 #
 # Tests (BENCH_TESTS picks some): tcp1 and tcp4 (one and four TCP streams,
 # A->B and B->A), pps (64-byte UDP payloads
@@ -34,7 +50,12 @@
 # device), rtt (idle ping round trips through each configuration), loss
 # (one stream A->B with netem delay 10 ms and 0/0.1/0.5/1/5 %
 # loss on both ends of the cable, cable offloads off so that netem drops
-# wire packets, not GSO batches), aead (once a repeat, not per
+# wire packets, not GSO batches), path (the round-trip matrix through
+# the router above: for every RTT in BENCH_RTTS and loss in
+# BENCH_PATH_LOSS, 1 and 4 streams A->B and B->A, and 1 stream A->B at
+# 100 ms for every loss in BENCH_PATH_FEC_LOSS; units named
+# path_RTT_LOSS_pSTREAMS_DIR, e.g. path_100_1_p1_fwd; ftv's repair
+# counts recorded beside each run), aead (once a repeat, not per
 # configuration: the kernel's ChaCha20-Poly1305 sealing 1420-byte messages
 # on one CPU, as tcrypt measures it: the ceiling one CPU's worth of crypto
 # puts on a stream). Through every run, /proc/stat and the receiving
@@ -56,10 +77,16 @@
 # Environment: BENCH_QUICK=1 (1 repeat, 5 s runs), BENCH_REPEATS (3),
 # BENCH_TIME (15 s per TCP run, after BENCH_OMIT=2 s not counted),
 # BENCH_LOSS_TIME (8 s per loss step, after the same omission),
-# BENCH_PPS_TIME (6 s),
-# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss"), BENCH_CONFIGS ("veth
-# veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp"), BENCH_LOSS
-# ("0 0.1 0.5 1 5"),
+# BENCH_PPS_TIME (6 s), BENCH_PATH_TIME (10 s per path run, after
+# BENCH_PATH_OMIT=3 s; 5 and 2 with BENCH_QUICK; BENCH_PATH_WARMUP=3 s of
+# traffic, not measured, whenever a router's delay or loss changes),
+# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss path"), BENCH_CONFIGS ("veth
+# veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp
+# path-wireguard path-ftv path-ftv-fecoff"), BENCH_LOSS
+# ("0 0.1 0.5 1 5"), BENCH_RTTS ("10 40 100 200", round trips in ms),
+# BENCH_PATH_LOSS ("0 1", % each way), BENCH_PATH_FEC_LOSS ("0.1 0.5 5":
+# the extra 1-stream rows at 100 ms; the three path lists may be set
+# empty for none),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
 # ftrace profile of one stream, and of the pps load, through WireGuard
 # and ftv, after the measurements).
@@ -79,6 +106,7 @@ trap cleanup EXIT
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	: "${BENCH_REPEATS:=1}" "${BENCH_TIME:=5}" "${BENCH_OMIT:=1}"
 	: "${BENCH_LOSS_TIME:=5}" "${BENCH_PPS_TIME:=4}"
+	: "${BENCH_PATH_TIME:=5}" "${BENCH_PATH_OMIT:=2}"
 fi
 REPEATS=${BENCH_REPEATS:-3}
 T=${BENCH_TIME:-15}
@@ -86,9 +114,16 @@ OMIT=${BENCH_OMIT:-2}
 LOSS_T=${BENCH_LOSS_TIME:-8}
 PPS_T=${BENCH_PPS_TIME:-6}
 DELAY=${BENCH_DELAY:-10ms}
-read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss}"
-read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp}"
+PATH_T=${BENCH_PATH_TIME:-10}
+PATH_OMIT=${BENCH_PATH_OMIT:-3}
+read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss path}"
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp path-wireguard path-ftv path-ftv-fecoff}"
 read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
+# Set but empty, a path list means none (BENCH_PATH_FEC_LOSS="" drops the
+# FEC rows), hence "-" and not ":-".
+read -r -a RTTS <<<"${BENCH_RTTS-10 40 100 200}"
+read -r -a PATH_LOSSES <<<"${BENCH_PATH_LOSS-0 1}"
+read -r -a FEC_LOSSES <<<"${BENCH_PATH_FEC_LOSS-0.1 0.5 5}"
 
 LOGS=$out/logs
 GUEST=$out/guest
@@ -270,15 +305,27 @@ aead_ceiling()
 	say "r$r aead: ${bytes:-?} bytes sealed in ${secs:-?} s (1420-byte messages, one CPU)"
 }
 
-# netem NS DEV LOSS : delay and loss on DEV's egress
+# netem NS DEV LOSS [DELAY] : delay (default $DELAY) and loss on DEV's
+# egress
 netem()
 {
 	local loss=()
 
 	[ "$3" != 0 ] && loss=(loss "$3%")
 	ip -n "$1" link set "$2" txqueuelen 10000
-	tc -n "$1" qdisc replace dev "$2" root netem delay "$DELAY" "${loss[@]}" \
-		limit 100000
+	tc -n "$1" qdisc replace dev "$2" root netem delay "${4:-$DELAY}" \
+		"${loss[@]}" limit 100000
+}
+
+# path_netem RTT LOSS : the round trip RTT (ms) and LOSS (%, each way)
+# on the current configuration's router: half the delay on each of R's
+# veths, each delaying and dropping what it sends on
+path_netem()
+{
+	local half
+
+	half=$(awk -v r="$1" 'BEGIN { printf "%gms", r / 2 }')
+	netem "$R" vethA "$2" "$half" && netem "$R" vethB "$2" "$half"
 }
 
 offloads_off()
@@ -323,10 +370,71 @@ run()
 		case $cfg in
 		ftv*)
 			read -r rep1 pkt1 < <(fec_counts)
-			printf '{"repeat":%d,"config":"%s","test":"fec_%s","rc":0,"repairs":%d,"packets":%d}\n' \
-				"$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0)) >>"$SAMPLES"
+			fec_record "$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0))
 			;;
 		esac ;;
+	path_*)
+		run_path "$r" "$cfg" "$unit" ;;
+	esac
+}
+
+# fec_record REPEAT CONFIG UNIT REPAIRS PACKETS : the repair messages the
+# sender's ftv sent during UNIT, and all the packets it sent
+fec_record()
+{
+	printf '{"repeat":%d,"config":"%s","test":"fec_%s","rc":0,"repairs":%d,"packets":%d}\n' \
+		"$@" >>"$SAMPLES"
+}
+
+# path_warmup : BENCH_PATH_WARMUP seconds (default 3, 0 for none) of one
+# stream A->B, not measured, each time a router's path changes: a tunnel
+# in use has seen its path before a new flow starts. For ftv that is what
+# fec auto needs to learn the loss (it measures what arrives, and the
+# peer reports it a few hundred messages later) and to forget it on a
+# clean path; without it the first flow on a path that turned lossy that
+# very moment takes its slow-start losses unprotected, and the one after
+# a lossy step pays for repair messages it no longer needs. Every
+# configuration gets the same.
+path_warmup()
+{
+	local secs=${BENCH_PATH_WARMUP:-3}
+
+	[ "$secs" -gt 0 ] || return 0
+	wait_for 10 iperf_server_up || return 0
+	timeout -k 5 $((secs + 30)) ip netns exec "$A" \
+		iperf3 -c "$ADDR_B" -t "$secs" >/dev/null 2>&1
+	sleep 0.5
+}
+
+# run_path REPEAT CONFIG UNIT : one run of the path matrix. UNIT is
+# path_RTT_LOSS_pSTREAMS_DIR; the router's netem is set when the last run
+# of this configuration had another RTT or loss.
+run_path()
+{
+	local r=$1 cfg=$2 unit=$3 rtt loss p dir rep0 pkt0 rep1 pkt1
+	local side=A anchor=$ANCHOR_B dev=$DEV_B rev=()
+
+	IFS=_ read -r _ rtt loss p dir <<<"$unit"
+	if [ "${NETEM[$cfg]:-}" != "$rtt $loss" ]; then
+		if ! path_netem "$rtt" "$loss"; then
+			say "$cfg: netem failed"
+			NETEM[$cfg]=
+			return 1
+		fi
+		NETEM[$cfg]="$rtt $loss"
+		path_warmup
+	fi
+	# B->A: B sends, A's device receives (and B's ftv sends the repairs).
+	[ "$dir" = rev ] && side=B anchor=$ANCHOR_A dev=$DEV_A rev=(-R)
+	case $cfg in path-ftv*) read -r rep0 pkt0 < <(fec_counts "$side") ;; esac
+	EXTRA="\"rtt_ms\":$rtt,\"loss\":$loss" \
+		measure "$r" "$cfg" "$unit" "$PATH_T" "$PATH_OMIT" "$anchor" "$dev" \
+		-P "${p#p}" "${rev[@]}"
+	case $cfg in
+	path-ftv*)
+		read -r rep1 pkt1 < <(fec_counts "$side")
+		fec_record "$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0))
+		;;
 	esac
 }
 
@@ -348,6 +456,37 @@ underlay()
 	B_ENDPOINT=10.0.0.2:$FTV_PORT
 }
 
+# path_underlay : namespaces A$IDX, R$IDX and B$IDX (set $A, $R and $B):
+# A's veth0 10.0.0.1/24 to R's vethA 10.0.0.254/24, R's vethB
+# 10.0.1.254/24 to B's veth0 10.0.1.2/24, R forwarding, A and B routing
+# through it. Offloads as veth has them. A and B may buffer 32 MB per TCP
+# socket (tcp_rmem and tcp_wmem are per namespace on 6.1; the defaults,
+# 6 MB and 4 MB at most, would cap one stream at 200 ms to a little over
+# 100 Mbit/s, the window and not the tunnel). net.core.rmem_max is not per
+# namespace and is left alone: it bounds only what SO_RCVBUF asks, and
+# iperf3 asks nothing.
+path_underlay()
+{
+	local a=A$IDX b=B$IDX r=R$IDX ns
+
+	ns_create "$a" "$b" "$r" || return 1
+	A=${!a} B=${!b} R=${!r}
+	veth_pair "$A" veth0 "$R" vethA &&
+		veth_pair "$R" vethB "$B" veth0 &&
+		ip -n "$A" addr add 10.0.0.1/24 dev veth0 &&
+		ip -n "$R" addr add 10.0.0.254/24 dev vethA &&
+		ip -n "$R" addr add 10.0.1.254/24 dev vethB &&
+		ip -n "$B" addr add 10.0.1.2/24 dev veth0 &&
+		ip -n "$A" route add default via 10.0.0.254 &&
+		ip -n "$B" route add default via 10.0.1.254 &&
+		nsx "$R" sysctl -qw net.ipv4.ip_forward=1 || return 1
+	for ns in "$A" "$B"; do
+		nsx "$ns" sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432" \
+			net.ipv4.tcp_wmem="4096 16384 33554432" || return 1
+	done
+	B_ENDPOINT=10.0.1.2:$FTV_PORT
+}
+
 cfg_veth()
 {
 	underlay || return 1
@@ -359,11 +498,12 @@ cfg_veth_nooffload()
 	cfg_veth && offloads_off
 }
 
-cfg_wireguard()
+# wg_pair ENDPOINT : wg0 in A (10.8.0.1) and B (10.8.0.2); A knows B's
+# underlay address ENDPOINT, B learns A's
+wg_pair()
 {
 	local ns
 
-	underlay || return 1
 	tmpdir
 	(umask 077 && wg genkey >"$FTV_TMP/wa.key" && wg genkey >"$FTV_TMP/wb.key") ||
 		return 1
@@ -374,7 +514,7 @@ cfg_wireguard()
 	ip -n "$B" addr add 10.8.0.2/24 dev wg0 || return 1
 	# A knows B's endpoint, B learns A's, as with ftv.
 	nsx "$A" wg set wg0 private-key "$FTV_TMP/wa.key" listen-port 51821 \
-		peer "$(wg pubkey <"$FTV_TMP/wb.key")" endpoint 10.0.0.2:51821 \
+		peer "$(wg pubkey <"$FTV_TMP/wb.key")" endpoint "$1:51821" \
 		allowed-ips 10.8.0.2/32 || return 1
 	nsx "$B" wg set wg0 private-key "$FTV_TMP/wb.key" listen-port 51821 \
 		peer "$(wg pubkey <"$FTV_TMP/wa.key")" allowed-ips 10.8.0.1/32 ||
@@ -386,18 +526,57 @@ cfg_wireguard()
 	connect_ping "$A" 10.8.0.2
 }
 
-cfg_ftv()
+cfg_wireguard()
 {
-	underlay && pair_ftv || return 1
+	underlay && wg_pair 10.0.0.2
+}
+
+# ftv_up : ftv between $A and $B as selftests/lib.sh's pair_ftv makes it
+# (A's peer entry names $B_ENDPOINT), connected
+ftv_up()
+{
+	pair_ftv || return 1
 	ADDR_B=10.9.0.2 DEV_A=ftv0 DEV_B=ftv0
 	connect_ping "$A" 10.9.0.2
 }
 
-cfg_ftv_fecoff()
+cfg_ftv()
 {
-	cfg_ftv || return 1
+	underlay && ftv_up
+}
+
+# fec_off : forward error correction off on both ends of ftv_up's pair
+fec_off()
+{
 	nsx "$A" "$FTVCTL" peer set ftv0 "$(pubkey_of b)" fec off &&
 		nsx "$B" "$FTVCTL" peer set ftv0 "$(pubkey_of a)" fec off
+}
+
+cfg_ftv_fecoff()
+{
+	cfg_ftv && fec_off
+}
+
+cfg_path_tcp()
+{
+	path_underlay || return 1
+	ADDR_B=10.0.1.2 DEV_A=veth0 DEV_B=veth0
+	connect_ping "$A" 10.0.1.2 5
+}
+
+cfg_path_wireguard()
+{
+	path_underlay && wg_pair 10.0.1.2
+}
+
+cfg_path_ftv()
+{
+	path_underlay && ftv_up
+}
+
+cfg_path_ftv_fecoff()
+{
+	cfg_path_ftv && fec_off
 }
 
 # Openings sent as they are: what shaping costs bulk traffic (nothing is
@@ -411,22 +590,24 @@ cfg_ftv_shapeoff()
 	connect_ping "$A" 10.9.0.2
 }
 
-# fec_counts : "REPAIRS PACKETS": repair messages A has sent to B, and
-# packets A's ftv0 has sent, so far
+# fec_counts [SIDE] : "REPAIRS PACKETS": repair messages SIDE (A, the
+# default, or B) has sent to the other end, and packets SIDE's ftv0 has
+# sent, so far
 fec_counts()
 {
-	local repairs name rest f=()
+	local side=${1:-A} anchor repairs name rest f=()
 
-	# A's only peer: the key files in $FTV_TMP are the last
+	anchor=ANCHOR_$side
+	# SIDE's only peer: the key files in $FTV_TMP are the last
 	# configuration's, ftv-fecoff's when both are up.
-	repairs=$(ftv_json "$A" ftv0 \
+	repairs=$(ftv_json "${!side}" ftv0 \
 		'd["peers"][0]["fec_stats"]["repair_sent"]' 2>/dev/null)
 	while IFS=: read -r name rest; do
 		if [ "${name//[[:space:]]/}" = ftv0 ]; then
 			read -r -a f <<<"$rest"
 			break
 		fi
-	done <"/proc/$ANCHOR_A/net/dev"
+	done <"/proc/${!anchor}/net/dev"
 	# tx_packets is the tenth number after the name
 	echo "${repairs:-0} ${f[9]:-0}"
 }
@@ -488,17 +669,73 @@ units()
 		pps | rtt) echo "$t" ;;
 		aead) ;;
 		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
+		path) path_units ;;
 		*) say "unknown test $t" >&2 ;;
 		esac
 	done | tr ' ' '\n'
 }
 
+# in_list WORD LIST... : whether WORD is one of LIST
+in_list()
+{
+	local w=$1
+	shift
+	printf '%s\n' "$@" | grep -qxF -- "$w"
+}
+
+# path_losses RTT : the losses measured at RTT, increasing, each once: the
+# matrix's if RTT is among BENCH_RTTS, and at 100 ms the FEC rows' too
+path_losses()
+{
+	{
+		if [ ${#PATH_LOSSES[@]} -gt 0 ] && in_list "$1" "${RTTS[@]}"; then
+			printf '%s\n' "${PATH_LOSSES[@]}"
+		fi
+		if [ ${#FEC_LOSSES[@]} -gt 0 ] && [ "$1" = 100 ]; then
+			printf '%s\n' "${FEC_LOSSES[@]}"
+		fi
+	} | sort -gu
+}
+
+# path_units : the path matrix, grouped by RTT and loss so that each
+# router's netem changes once a group: every RTT and loss of the matrix
+# with 1 and 4 streams each way, and at 100 ms the FEC rows, one stream
+# A->B (a unit already in the matrix only once)
+path_units()
+{
+	local rtt loss p dir rtts=()
+
+	[ ${#RTTS[@]} -gt 0 ] && rtts=("${RTTS[@]}")
+	if [ ${#FEC_LOSSES[@]} -gt 0 ] && ! in_list 100 "${rtts[@]}"; then
+		rtts+=(100)
+	fi
+	for rtt in "${rtts[@]}"; do
+		for loss in $(path_losses "$rtt"); do
+			for p in 1 4; do
+				for dir in fwd rev; do
+					if [ "$p$dir" = 1fwd ] ||
+					   { in_list "$rtt" "${RTTS[@]}" &&
+					     in_list "$loss" "${PATH_LOSSES[@]}"; }; then
+						echo "path_${rtt}_${loss}_p${p}_$dir"
+					fi
+				done
+			done
+		done
+	done
+}
+
 # takes CONFIG UNIT : whether CONFIG is measured in UNIT. The loss steps
 # run with the cable's offloads off, so veth with offloads is not in them;
 # OpenVPN over TCP is there only to show what loss does to TCP over TCP.
+# The path units are the path configurations' and theirs alone; fec off
+# runs in the 1-stream A->B ones at 100 ms, beside fec auto.
 takes()
 {
 	case $1:$2 in
+	path-ftv-fecoff:path_100_*_p1_fwd) return 0 ;;
+	path-ftv-fecoff:*) return 1 ;;
+	path-*:path_*) return 0 ;;
+	path-*:* | *:path_*) return 1 ;;
 	veth:loss_*) return 1 ;;
 	openvpn-tcp:loss_*) return 0 ;;
 	openvpn-tcp:*) return 1 ;;
@@ -521,13 +758,17 @@ wanted()
 }
 
 # Each configuration's namespaces, devices and anchors while it is up.
-declare -A UP=() C_A=() C_B=() C_ADDR=() C_DEVA=() C_DEVB=() C_ANCA=() C_ANCB=()
-declare -A LOSSY=()
+# R is the router of a path configuration, empty for the others; NETEM
+# is "RTT LOSS" as each router's netem has it.
+declare -A UP=() C_A=() C_B=() C_R=() C_ADDR=() C_DEVA=() C_DEVB=() C_ANCA=() C_ANCB=()
+declare -A LOSSY=() NETEM=()
+R=
 
 setup()	# setup REPEAT CONFIG
 {
 	local r=$1 cfg=$2
 
+	R=
 	if ! "cfg_${cfg//-/_}"; then
 		say "$cfg: setup failed; it is not measured in repeat $r"
 		SERIES=''
@@ -537,16 +778,19 @@ setup()	# setup REPEAT CONFIG
 	anchors || say "$cfg: the namespaces' anchor processes did not start"
 	ip -n "$A" -d link show "$DEV_A" >"$GUEST/link-$cfg" 2>&1
 	ip netns exec "$A" ethtool -k veth0 >"$GUEST/offloads-$cfg" 2>&1
+	if [ -n "$R" ]; then
+		ip netns exec "$R" ethtool -k vethB >"$GUEST/offloads-$cfg-R" 2>&1
+	fi
 	ip netns exec "$B" iperf3 -s >>"$LOGS/iperf3-server-$cfg.log" 2>&1 &
 	bg_track $!
-	UP[$cfg]=1 C_A[$cfg]=$A C_B[$cfg]=$B C_ADDR[$cfg]=$ADDR_B
+	UP[$cfg]=1 C_A[$cfg]=$A C_B[$cfg]=$B C_R[$cfg]=$R C_ADDR[$cfg]=$ADDR_B
 	C_DEVA[$cfg]=$DEV_A C_DEVB[$cfg]=$DEV_B
 	C_ANCA[$cfg]=$ANCHOR_A C_ANCB[$cfg]=$ANCHOR_B
 }
 
 use()	# use CONFIG : make CONFIG's state the current one
 {
-	A=${C_A[$1]} B=${C_B[$1]} ADDR_B=${C_ADDR[$1]}
+	A=${C_A[$1]} B=${C_B[$1]} R=${C_R[$1]} ADDR_B=${C_ADDR[$1]}
 	DEV_A=${C_DEVA[$1]} DEV_B=${C_DEVB[$1]}
 	ANCHOR_A=${C_ANCA[$1]} ANCHOR_B=${C_ANCB[$1]}
 }
@@ -563,12 +807,17 @@ teardown()
 			nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/ftv-A-r$r.json" 2>&1
 			nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/ftv-B-r$r.json" 2>&1
 			;;
+		path-ftv)
+			# path-*, not ftv-*: report.py sums these apart
+			nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/path-ftv-A-r$r.json" 2>&1
+			nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/path-ftv-B-r$r.json" 2>&1
+			;;
 		wireguard) nsx "$A" wg show wg0 >"$GUEST/wg-show-r$r" 2>&1 ;;
 		esac
 	done
 	cleanup
 	FTV_NAMESPACES=() FTV_PIDS=() FTV_DEFERRED=() FTV_TMP=''
-	UP=() LOSSY=()
+	UP=() LOSSY=() NETEM=()
 }
 
 # ---------------------------------------------------------------- run
@@ -584,7 +833,7 @@ teardown()
 	cat /sys/module/ftv/srcversion >"$GUEST/ftv-srcversion" 2>/dev/null
 	modinfo -F vermagic "$FTV_KO" >"$GUEST/ftv-vermagic" 2>/dev/null
 	printf '%s\n' "$REPEATS" "$T" "$OMIT" "$LOSS_T" "$PPS_T" "$DELAY" \
-		>"$GUEST/parameters"
+		"$PATH_T" "$PATH_OMIT" >"$GUEST/parameters"
 } 2>/dev/null
 # vm-guest.sh loads ftv with its debug messages on; a benchmark wants the
 # module as users run it.
@@ -597,6 +846,10 @@ modprobe tun 2>/dev/null
 
 say "kernel $(cat "$GUEST/kernel"), $(nproc) CPUs: $(cat "$GUEST/cpu-model")"
 say "$REPEATS repeats of: ${CONFIGS[*]}; tests: ${TESTS[*]}; TCP runs ${T}s after ${OMIT}s"
+if in_list path "${TESTS[@]}"; then
+	say "path: RTTs ${RTTS[*]:-none} ms, losses ${PATH_LOSSES[*]:-none} %," \
+		"FEC rows at 100 ms ${FEC_LOSSES[*]:-none} %; runs ${PATH_T}s after ${PATH_OMIT}s"
+fi
 
 # Every configuration is up at once, each in its own namespaces, and the
 # repeats interleave them measurement by measurement (the order rotating

@@ -4,7 +4,8 @@
 # What `make bench` does: install dependencies, build ftv.ko for the
 # test kernel and ftvctl, boot that kernel with virtme-ng and a pinned
 # CPU model, run bench/guest.sh in it (ftv beside plain veth,
-# WireGuard and OpenVPN over TCP, interleaved, in one boot), then
+# WireGuard and OpenVPN over TCP, interleaved, in one boot; and through
+# a router that delays and drops, beside plain TCP and WireGuard), then
 # bench/report.py on the host: a Markdown table, a JSON file with every
 # raw sample and a PNG chart under bench/results/, and the ratios
 # ftv/WireGuard and ftv/veth at the end.
@@ -16,14 +17,20 @@
 # another count writes its results under a name ending in -Ncpu),
 # BENCH_QUICK=1 (1 repeat, 5 s runs, for trying things), BENCH_TESTS,
 # BENCH_CONFIGS and the other
-# BENCH_* knobs of bench/guest.sh; KVER or FTV_KERNEL (default
-# 6.1), FTV_SKIP_DEPS=1, FTV_VM_TIMEOUT (default 4800 s), MAKE.
+# BENCH_* knobs of bench/guest.sh (among them the path matrix's:
+# BENCH_RTTS, BENCH_PATH_LOSS, BENCH_PATH_FEC_LOSS, BENCH_PATH_TIME,
+# BENCH_PATH_OMIT, BENCH_PATH_WARMUP; a BENCH_* variable set empty
+# reaches the guest empty,
+# which for the path lists means none); KVER or FTV_KERNEL (default
+# 6.1), FTV_SKIP_DEPS=1, FTV_VM_TIMEOUT (default 10800 s), MAKE.
 #
-# A full run (3 repeats) takes about 40 minutes under emulation and
-# writes bench/results/latest.{md,json,png}; a quick run or one limited
-# by BENCH_TESTS or BENCH_CONFIGS writes quick.{md,json,png}. Each also
-# leaves a copy named by its date. The exit status says whether the
-# harness ran, never whether a number was good: benchmarks are not tests.
+# A full run (3 repeats) takes about two hours under emulation (40
+# minutes without the path matrix, BENCH_TESTS="tcp1 tcp4 pps rtt aead
+# loss") and writes bench/results/latest.{md,json,png} and
+# latest-path.png; a quick run or one limited by BENCH_TESTS or
+# BENCH_CONFIGS writes quick.*. Each also leaves a copy named by its
+# date. The exit status says whether the harness ran, never whether a
+# number was good: benchmarks are not tests.
 
 set -u
 
@@ -46,6 +53,24 @@ die()
 	echo "bench: $*" >&2
 	exit 1
 }
+
+# given VAR : whether VAR was given: a BENCH_* variable even set empty
+# (BENCH_PATH_FEC_LOSS="" means no FEC rows), any other only if not empty
+# (the Makefile passes KVER and FTV_KERNEL empty when they are not set)
+given()
+{
+	case $1 in
+	BENCH_*) [ -n "${!1+set}" ] ;;
+	*) [ -n "${!1:-}" ] ;;
+	esac
+}
+
+# The guest's knobs (bench/guest.sh), passed into the VM as they are given.
+GUEST_VARS=(BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME
+	BENCH_OMIT BENCH_LOSS_TIME BENCH_PPS_TIME BENCH_LOSS BENCH_DELAY
+	BENCH_RTTS BENCH_PATH_LOSS BENCH_PATH_FEC_LOSS BENCH_PATH_TIME
+	BENCH_PATH_OMIT BENCH_PATH_WARMUP BENCH_PROFILE BENCH_WIRE BENCH_PEERS
+	BENCH_PEERS_REPEATS BENCH_PEERS_WG_LINKDEL)
 
 if [ "${FTV_SKIP_DEPS:-0}" != 1 ]; then
 	step "dependencies (scripts/deps.sh)"
@@ -92,11 +117,8 @@ cpu=${BENCH_CPU:-qemu64}
 {
 	date '+%Y-%m-%d %H:%M %Z' >"$OUT/host/date"
 	cmd="make bench"
-	for v in BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME \
-		BENCH_OMIT BENCH_LOSS_TIME BENCH_PPS_TIME BENCH_LOSS BENCH_DELAY BENCH_PROFILE \
-		BENCH_WIRE BENCH_PEERS BENCH_PEERS_REPEATS BENCH_PEERS_WG_LINKDEL BENCH_CPU BENCH_CPUS KVER \
-		FTV_KERNEL; do
-		[ -n "${!v:-}" ] && cmd="$cmd $v=\"${!v}\""
+	for v in "${GUEST_VARS[@]}" BENCH_CPU BENCH_CPUS KVER FTV_KERNEL; do
+		given "$v" && cmd="$cmd $v=\"${!v}\""
 	done
 	echo "$cmd" >"$OUT/host/command"
 	echo "$cpu" >"$OUT/host/qemu-cpu"
@@ -119,14 +141,12 @@ cpu=${BENCH_CPU:-qemu64}
 sampler=$!
 
 guest_env=()
-for v in BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME \
-	BENCH_OMIT BENCH_LOSS_TIME BENCH_PPS_TIME BENCH_LOSS BENCH_DELAY BENCH_PROFILE \
-	BENCH_WIRE BENCH_PEERS BENCH_PEERS_REPEATS BENCH_PEERS_WG_LINKDEL; do
-	[ -n "${!v:-}" ] && guest_env+=("$v=${!v}")
+for v in "${GUEST_VARS[@]}"; do
+	given "$v" && guest_env+=("$v=${!v}")
 done
 
 step "benchmarks in a VM running $kver (-cpu $cpu)"
-FTV_VM_CPUS=$cpus FTV_VM_QEMU_OPTS="-cpu $cpu" FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-4800} \
+FTV_VM_CPUS=$cpus FTV_VM_QEMU_OPTS="-cpu $cpu" FTV_VM_TIMEOUT=${FTV_VM_TIMEOUT:-10800} \
 	scripts/vm.sh -k "$kver" -o "$OUT" -m "$build/module/ftv.ko" -- \
 	env "${guest_env[@]}" bench/guest.sh "$OUT"
 rc=$?
