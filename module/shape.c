@@ -74,37 +74,56 @@ static int value_of(u8 c)
 	return values[c - 0x20];
 }
 
+/*
+ * Whether @in is a shaped message: every byte in the alphabet, a length
+ * some message shapes to, and the last character's filling (the bits
+ * past the message's last byte, the low ones of its value) zero.
+ */
+static bool is_shaped(const u8 *in, unsigned int len)
+{
+	unsigned int i, filling = len * 6 % 8;
+	int v = 0;
+
+	if (!len || len % 4 == 1)
+		return false;
+	for (i = 0; i < len; ++i) {
+		v = value_of(in[i]);
+		if (v < 0)
+			return false;
+	}
+	return !(v & ((1U << filling) - 1));
+}
+
 /**
  * ftv_shape_decode - read a message that may be shaped
  * @in: the bytes received
  * @len: how many
- * @out: room for @len * 3 / 4 bytes
+ * @out: room for @len * 3 / 4 bytes; may be @in itself
+ *
+ * @in is checked whole before anything is written, so that bytes that
+ * turn out not to be shaped are left as they came even when @out is @in.
+ * Decoding in place is safe: the byte made of characters up to i goes to
+ * a place at or before i.
  *
  * Return: the message's length, or -EINVAL if @in is not a shaped message
- * (a byte outside the alphabet, or a length no message shapes to).
+ * (a byte outside the alphabet, or a length no message shapes to); @out
+ * is then untouched.
  */
 int ftv_shape_decode(const u8 *in, unsigned int len, u8 *out)
 {
 	unsigned int i, n = 0, bits = 0;
 	u32 acc = 0;
-	int v;
 
-	if (!len || len % 4 == 1)
+	if (!is_shaped(in, len))
 		return -EINVAL;
 	for (i = 0; i < len; ++i) {
-		v = value_of(in[i]);
-		if (v < 0)
-			return -EINVAL;
-		acc = acc << 6 | v;
+		acc = acc << 6 | value_of(in[i]);
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
 			out[n++] = acc >> bits;
 		}
 	}
-	/* What is left over is the last character's filling: zero. */
-	if (acc & ((1U << bits) - 1))
-		return -EINVAL;
 	return n;
 }
 
