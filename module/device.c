@@ -13,6 +13,7 @@
 #include "send.h"
 
 #include <linux/if_arp.h>
+#include <linux/moduleparam.h>
 #include <linux/icmp.h>
 #include <linux/ip.h>
 #include <linux/netfilter_ipv4.h>
@@ -392,11 +393,39 @@ static void detach_from_net(struct ftv_device *fdev)
 					ARRAY_SIZE(fnet->hooks));
 }
 
-/* Generations of every device come from here: none repeats (until the
- * u32 wraps), so a dump's cursor cannot mistake another device, or this
- * one's peer list after a change, for the list it was taken from.
+/* Generations of every device come from here: none repeats (2^64
+ * changes would take centuries), so a dump's cursor cannot mistake
+ * another device, or this one's peer list after a change, for the list it
+ * was taken from (netlink.c).
  */
-static atomic_t ftv_generations = ATOMIC_INIT(0);
+static atomic64_t ftv_generations = ATOMIC64_INIT(0);
+
+#ifdef DEBUG
+/* Debug builds let a test move the counter, to show that a dump's cursor
+ * survives what 2^32 requests would do to a 32-bit one.
+ */
+static int generation_set(const char *val, const struct kernel_param *kp)
+{
+	u64 v;
+	int ret = kstrtou64(val, 0, &v);
+
+	if (!ret)
+		atomic64_set(&ftv_generations, v);
+	return ret;
+}
+
+static int generation_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", (u64)atomic64_read(&ftv_generations));
+}
+
+static const struct kernel_param_ops generation_ops = {
+	.set = generation_set,
+	.get = generation_get,
+};
+module_param_cb(generation, &generation_ops, NULL, 0644);
+MODULE_PARM_DESC(generation, "The last configuration generation given out");
+#endif
 
 /**
  * ftv_device_changed - give @fdev's configuration a new generation
@@ -407,7 +436,7 @@ static atomic_t ftv_generations = ATOMIC_INIT(0);
 void ftv_device_changed(struct ftv_device *fdev)
 {
 	lockdep_assert_held(&fdev->device_update_lock);
-	fdev->generation = atomic_inc_return(&ftv_generations);
+	fdev->generation = atomic64_inc_return(&ftv_generations);
 }
 
 static int init_private(struct ftv_device *fdev)
@@ -419,7 +448,7 @@ static int init_private(struct ftv_device *fdev)
 	INIT_LIST_HEAD(&fdev->peer_list);
 	INIT_LIST_HEAD(&fdev->device_list);
 	hash_init(fdev->peer_hashtable);
-	fdev->generation = atomic_inc_return(&ftv_generations);
+	fdev->generation = atomic64_inc_return(&ftv_generations);
 	fdev->shape = true;
 	ftv_allowedips_init(&fdev->allowedips, &fdev->device_update_lock);
 	get_random_bytes(&fdev->cookie_key, sizeof(fdev->cookie_key));

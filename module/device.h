@@ -62,9 +62,9 @@ struct ftv_identity {
  * @fwmark: mark set on outer segments
  * @shape: shape the openings of connections (docs/protocol.md)
  * @generation: changes with every change of the configuration, so that a
- *	dump spanning one can say it was interrupted; taken from one counter
- *	for all devices (ftv_device_changed()), so that a value names one
- *	state of one device's peer list
+ *	dump spanning one can say it was interrupted; taken from one 64-bit
+ *	counter for all devices (ftv_device_changed()), which never comes
+ *	round, so that a value names one state of one device's peer list
  * @cookie_key: key for stateless SYN-ACK sequence numbers
  * @psk_tokens: token keys of the peers with a pre-shared key, by tag
  *	(RCU readers)
@@ -102,7 +102,7 @@ struct ftv_device {
 	u16 listen_port;
 	u32 fwmark;
 	bool shape;
-	u32 generation;
+	u64 generation;
 	siphash_key_t cookie_key;
 	struct rhltable psk_tokens;
 	struct ftv_token_cache *token_cache;

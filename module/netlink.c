@@ -304,56 +304,75 @@ static int put_device_attrs(struct sk_buff *skb, struct ftv_device *fdev)
 	return 0;
 }
 
-/* cb->args: the ifindex being dumped, peers of it already sent, whether
- * only one device was asked for, allowed-ips of the next peer already
- * sent, and the next peer itself with the device's generation when it was
- * taken. The pointer is used only while the generation is unchanged: the
- * peer is then still on the list, which holds a reference on it, and a
- * resumed message starts there instead of walking the list from its head
- * (which made a dump of 10^5 peers quadratic). After a change, the dump
- * falls back to the index; it is marked interrupted anyway.
+/**
+ * struct dump_ctx - where a dump of devices stands between its messages
+ * @ifindex: the device being dumped, -1 once finished
+ * @peer_idx: peers of it already sent
+ * @aip_idx: allowed-ips of the next peer already sent
+ * @single: 0 for every device, 1 for the one at @ifindex, or
+ *	DUMP_SINGLE_UNRESOLVED for one that is named but not looked up yet
+ * @next: the next peer, or NULL; only a hint, see below
+ * @next_gen: the device's generation when @next was taken
+ *
+ * @next saves a resumed message the walk from the list's head (which made
+ * a dump of 10^5 peers quadratic). It is used only while @next_gen equals
+ * the device's generation: generations come from one 64-bit counter for
+ * every device (device.c), so an equal one means the same device with its
+ * peer list unchanged, @next still on it and the list's reference keeping
+ * it alive. Nothing else about @next is trusted: it may have been freed.
+ * With a 32-bit generation, 2^32 cheap requests between two messages of a
+ * dump made a removed peer's generation come round again, and the dump
+ * walked freed memory. After a change the dump falls back to @peer_idx;
+ * it is marked interrupted anyway.
  */
-enum {
-	DUMP_IFINDEX, DUMP_PEER_IDX, DUMP_SINGLE, DUMP_AIP_IDX,
-	DUMP_NEXT_PEER, DUMP_NEXT_GEN,
+struct dump_ctx {
+	long ifindex;
+	long peer_idx;
+	long aip_idx;
+	long single;
+	struct ftv_peer *next;
+	u64 next_gen;
 };
 
-/* cb->args[DUMP_SINGLE]: 0 for every device, 1 for the one at
- * DUMP_IFINDEX, or this for one that is named but not looked up yet.
- */
 enum { DUMP_SINGLE_UNRESOLVED = 2 };
 
+static struct dump_ctx *dump_ctx(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct dump_ctx) > sizeof(cb->ctx));
+	return (struct dump_ctx *)cb->ctx;
+}
+
 /*
- * The peer at index @args[DUMP_PEER_IDX] of @fdev's list: the saved cursor
+ * The peer at index @ctx->peer_idx of @fdev's list: the saved cursor
  * while the generation it was taken in holds, else a walk from the head.
  * Return: the peer, or the list head's container if none is left.
  */
 static struct ftv_peer *dump_first_peer(struct ftv_device *fdev,
-					long *args)
+					const struct dump_ctx *ctx)
 {
 	struct ftv_peer *peer;
 	long idx = 0;
 
 	lockdep_assert_held(&fdev->device_update_lock);
-	if (args[DUMP_NEXT_PEER] && (u32)args[DUMP_NEXT_GEN] == fdev->generation)
-		return (struct ftv_peer *)args[DUMP_NEXT_PEER];
+	if (ctx->next && ctx->next_gen == fdev->generation)
+		return ctx->next;
 	list_for_each_entry(peer, &fdev->peer_list, peer_list)
-		if (idx++ == args[DUMP_PEER_IDX])
+		if (idx++ == ctx->peer_idx)
 			break;
 	return peer;
 }
 
 /*
  * The device in one message: its own attributes unless resuming, then as
- * many peers as fit, from peer @args[DUMP_PEER_IDX] and its allowed-ip
- * @args[DUMP_AIP_IDX] on; both positions and the cursor advance past what
- * went in. Return: 1 if the device is complete, 0 if more messages are
- * needed, or -EMSGSIZE if nothing of what is left fitted.
+ * many peers as fit, from peer @ctx->peer_idx and its allowed-ip
+ * @ctx->aip_idx on; both positions and the cursor advance past what went
+ * in. Return: 1 if the device is complete, 0 if more messages are needed,
+ * or -EMSGSIZE if nothing of what is left fitted.
  */
 static int fill_device(struct sk_buff *skb, struct ftv_device *fdev,
-		       long *args)
+		       struct dump_ctx *ctx)
 {
-	long skip = args[DUMP_PEER_IDX], aip = args[DUMP_AIP_IDX];
+	long skip = ctx->peer_idx, aip = ctx->aip_idx;
 	long idx = skip;
 	struct nlattr *peers;
 	struct ftv_peer *peer;
@@ -367,24 +386,31 @@ static int fill_device(struct sk_buff *skb, struct ftv_device *fdev,
 	peers = nla_nest_start(skb, FTV_A_PEERS);
 	if (!peers)
 		return -EMSGSIZE;
-	peer = dump_first_peer(fdev, args);
+	peer = dump_first_peer(fdev, ctx);
 	list_for_each_entry_from(peer, &fdev->peer_list, peer_list) {
 		if (put_peer(skb, peer, &aip)) {
 			done = 0;
 			break;
 		}
-		args[DUMP_PEER_IDX] = ++idx;
+		ctx->peer_idx = ++idx;
 	}
 	nla_nest_end(skb, peers);
 	/* Without progress the caller drops the message: in an empty skb,
 	 * a dump then fails instead of asking for the same part forever.
 	 */
-	if (!done && args[DUMP_PEER_IDX] == skip && aip == args[DUMP_AIP_IDX])
+	if (!done && ctx->peer_idx == skip && aip == ctx->aip_idx)
 		return -EMSGSIZE;
-	args[DUMP_AIP_IDX] = aip;
-	args[DUMP_NEXT_PEER] = done ? 0 : (long)peer;
-	args[DUMP_NEXT_GEN] = fdev->generation;
+	ctx->aip_idx = aip;
+	ctx->next = done ? NULL : peer;
+	ctx->next_gen = fdev->generation;
 	return done;
+}
+
+/* The device's position in the past: what changes when it changes. */
+static unsigned int dump_seq(const struct ftv_device *fdev)
+{
+	return lower_32_bits(fdev->generation) ^
+	       upper_32_bits(fdev->generation);
 }
 
 /*
@@ -403,9 +429,9 @@ static int dump_device(struct sk_buff *skb, struct netlink_callback *cb,
 		return -EMSGSIZE;
 	mutex_lock(&fdev->device_update_lock);
 	/* Changes between two parts of a dump mark it interrupted. */
-	cb->seq = fdev->generation;
+	cb->seq = dump_seq(fdev);
 	genl_dump_check_consistent(cb, hdr);
-	ret = fill_device(skb, fdev, cb->args);
+	ret = fill_device(skb, fdev, dump_ctx(cb));
 	mutex_unlock(&fdev->device_update_lock);
 	if (ret < 0) {
 		genlmsg_cancel(skb, hdr);
@@ -434,7 +460,7 @@ static int get_device_do(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(fdev))
 		return PTR_ERR(fdev);
 	for (;;) {
-		long args[ARRAY_SIZE(((struct netlink_callback *)0)->args)] = {};
+		struct dump_ctx ctx = {};
 
 		msg = genlmsg_new(size, GFP_KERNEL);
 		if (!msg) {
@@ -446,7 +472,7 @@ static int get_device_do(struct sk_buff *skb, struct genl_info *info)
 		ret = -EMSGSIZE;
 		if (hdr) {
 			mutex_lock(&fdev->device_update_lock);
-			ret = fill_device(msg, fdev, args);
+			ret = fill_device(msg, fdev, &ctx);
 			mutex_unlock(&fdev->device_update_lock);
 		}
 		/* The skb may have more room than asked for: measure. */
@@ -488,14 +514,11 @@ static struct ftv_device *next_device(struct net *net, long ifindex)
 static int get_device_start(struct netlink_callback *cb)
 {
 	struct nlattr **attrs = ftv_compat_dump_attrs(cb);
+	struct dump_ctx *ctx = dump_ctx(cb);
 
-	cb->args[DUMP_IFINDEX] = 0;
-	cb->args[DUMP_PEER_IDX] = 0;
-	cb->args[DUMP_AIP_IDX] = 0;
-	cb->args[DUMP_NEXT_PEER] = 0;
-	cb->args[DUMP_SINGLE] = attrs && (attrs[FTV_A_IFINDEX] ||
-					  attrs[FTV_A_IFNAME]) ?
-				DUMP_SINGLE_UNRESOLVED : 0;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->single = attrs && (attrs[FTV_A_IFINDEX] || attrs[FTV_A_IFNAME]) ?
+		      DUMP_SINGLE_UNRESOLVED : 0;
 	return 0;
 }
 
@@ -506,13 +529,14 @@ static int get_device_start(struct netlink_callback *cb)
  */
 static int resolve_single(struct netlink_callback *cb, struct net *net)
 {
+	struct dump_ctx *ctx = dump_ctx(cb);
 	struct ftv_device *fdev;
 
 	fdev = lookup_device(net, ftv_compat_dump_attrs(cb), cb->extack);
 	if (IS_ERR(fdev))
 		return PTR_ERR(fdev);
-	cb->args[DUMP_IFINDEX] = fdev->dev->ifindex;
-	cb->args[DUMP_SINGLE] = 1;
+	ctx->ifindex = fdev->dev->ifindex;
+	ctx->single = 1;
 	dev_put(fdev->dev);
 	return 0;
 }
@@ -520,24 +544,25 @@ static int resolve_single(struct netlink_callback *cb, struct net *net)
 static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct net *net = sock_net(cb->skb->sk);
+	struct dump_ctx *ctx = dump_ctx(cb);
 	struct ftv_device *fdev;
 	int ret;
 
-	if (cb->args[DUMP_SINGLE] == DUMP_SINGLE_UNRESOLVED) {
+	if (ctx->single == DUMP_SINGLE_UNRESOLVED) {
 		ret = resolve_single(cb, net);
 		if (ret)
 			return ret;
 	}
 
-	while (cb->args[DUMP_IFINDEX] >= 0) {
-		fdev = next_device(net, cb->args[DUMP_IFINDEX]);
-		if (!fdev || (cb->args[DUMP_SINGLE] &&
-			      fdev->dev->ifindex != cb->args[DUMP_IFINDEX])) {
+	while (ctx->ifindex >= 0) {
+		fdev = next_device(net, ctx->ifindex);
+		if (!fdev || (ctx->single &&
+			      fdev->dev->ifindex != ctx->ifindex)) {
 			if (fdev)
 				dev_put(fdev->dev);
 			break;
 		}
-		cb->args[DUMP_IFINDEX] = fdev->dev->ifindex;
+		ctx->ifindex = fdev->dev->ifindex;
 		ret = dump_device(skb, cb, fdev);
 		dev_put(fdev->dev);
 		if (ret == -EMSGSIZE && skb->len)
@@ -546,13 +571,12 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			return ret;
 		if (!ret)
 			return skb->len;
-		cb->args[DUMP_PEER_IDX] = 0;
-		cb->args[DUMP_AIP_IDX] = 0;
-		cb->args[DUMP_NEXT_PEER] = 0;
-		cb->args[DUMP_IFINDEX] = cb->args[DUMP_SINGLE] ? -1 :
-					 fdev->dev->ifindex + 1;
+		ctx->peer_idx = 0;
+		ctx->aip_idx = 0;
+		ctx->next = NULL;
+		ctx->ifindex = ctx->single ? -1 : fdev->dev->ifindex + 1;
 	}
-	cb->args[DUMP_IFINDEX] = -1;
+	ctx->ifindex = -1;
 	return skb->len;
 }
 
