@@ -52,4 +52,21 @@ static inline struct nlattr **ftv_compat_dump_attrs(struct netlink_callback *cb)
 #endif
 }
 
+/* 6.9 moved netdev_max_backlog into net_hotdata. */
+#if KERNEL_VERSION(6, 9, 0) > LINUX_VERSION_CODE
+#define COMPAT_MAX_BACKLOG_IS_A_GLOBAL
+#else
+#include <net/hotdata.h>
+#endif
+
+/* net.core.netdev_max_backlog: what one CPU's backlog holds. */
+static inline unsigned int ftv_compat_max_backlog(void)
+{
+#ifdef COMPAT_MAX_BACKLOG_IS_A_GLOBAL
+	return READ_ONCE(netdev_max_backlog);
+#else
+	return READ_ONCE(net_hotdata.max_backlog);
+#endif
+}
+
 #endif /* _FTV_COMPAT_H */

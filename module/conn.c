@@ -149,6 +149,7 @@ static void conn_keys_work(struct work_struct *work)
 	 * period; those queued before it are done in a moment.
 	 */
 	wait_jobs(conn);
+	ftv_fec_conn_retire(conn);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	conn->send_tfm = NULL;
@@ -706,8 +707,7 @@ static int prepare_handshake(struct ftv_conn *conn,
 				    (struct ftv_msg_init *)msg);
 	if (ret)
 		return ret;
-	pad = ftv_noise_pad(&conn->handshake, false,
-			    msg + sizeof(struct ftv_msg_init));
+	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_init));
 	if (READ_ONCE(peer->device->shape)) {
 		conn->init_len = ftv_shape_encode(msg, sizeof(struct ftv_msg_init) +
 						  pad, conn->init_msg);

@@ -55,6 +55,8 @@ struct ftv_identity {
  * @conn_table: connections by outer 4-tuple (RCU readers)
  * @conn_retired: retired connections, oldest first, for the gc
  * @conn_count: connections allocated and not yet freed
+ * @fec_rx_count: connections holding FEC receive state (fec.c), at most
+ *	FTV_FEC_RX_MAX
  * @conns_closed: no connection is published any more
  * @allowedips: inner address to peer routing trie
  * @identity: static key pair, NULL until a private key is set
@@ -96,6 +98,7 @@ struct ftv_device {
 	struct rhashtable conn_table;
 	struct list_head conn_retired;
 	atomic_t conn_count;
+	atomic_t fec_rx_count;
 	bool conns_closed;
 	struct ftv_allowedips allowedips;
 	struct ftv_identity __rcu *identity;

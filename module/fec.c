@@ -24,7 +24,7 @@
  * that never arrived) and reports it every FTV_FEC_LOSS_INTERVAL messages
  * in a sealed control message (struct ftv_msg_loss); the sender picks K:M
  * from that, and sends no repair while the path is clean. Both ends must
- * know FEC: each says so in its handshake message (ftv_noise_fec_tag());
+ * know FEC: each says so in its first sealed message (ftv_fec_hello());
  * toward a peer that does not, nothing changes.
  */
 
@@ -55,6 +55,11 @@ enum ftv_fec_limits {
 	/* Bounds of how long a group waits, around the round trip. */
 	FTV_FEC_WAIT_MIN_MS = 10,
 	FTV_FEC_WAIT_MAX_MS = 1000,
+	/* Connections of one device that may keep received messages for
+	 * rebuilding (about 194 KB each) at once; past that, a connection
+	 * goes without rebuilding.
+	 */
+	FTV_FEC_RX_MAX = 128,
 };
 
 enum ftv_fec_slot_kind {
@@ -227,10 +232,35 @@ static void alloc_work(struct work_struct *work)
 {
 	struct ftv_conn *conn = container_of(work, struct ftv_conn,
 					     fec.alloc_work);
-	struct ftv_fec_rx *rx = kvzalloc(sizeof(*rx), GFP_KERNEL);
+	atomic_t *count = &conn->device->fec_rx_count;
+	struct ftv_fec_rx *rx;
 
-	if (rx) /* pairs with the acquire in rx_of() */
-		smp_store_release(&conn->fec.rx, rx);
+	if (!atomic_add_unless(count, 1, FTV_FEC_RX_MAX))
+		return;
+	rx = kvzalloc(sizeof(*rx), GFP_KERNEL);
+	if (!rx) {
+		atomic_dec(count);
+		return;
+	}
+	pr_debug("%s: FEC state of %u:%u created\n", conn->device->dev->name,
+		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
+	/* Pairs with the acquire in rx_of(). */
+	smp_store_release(&conn->fec.rx, rx);
+}
+
+/* Free @conn's receive state, which no receive job uses any more. */
+static void free_rx(struct ftv_conn *conn)
+{
+	cancel_work_sync(&conn->fec.alloc_work);
+	if (conn->fec.rx) {
+		kvfree(conn->fec.rx);
+		conn->fec.rx = NULL;
+		atomic_dec(&conn->device->fec_rx_count);
+		pr_debug("%s: FEC state of %u:%u destroyed\n",
+			 conn->device->dev->name,
+			 ntohs(conn->tuple.local_port),
+			 ntohs(conn->tuple.remote_port));
+	}
 }
 
 /**
@@ -254,9 +284,20 @@ void ftv_fec_conn_init(struct ftv_conn *conn)
  */
 void ftv_fec_conn_uninit(struct ftv_conn *conn)
 {
-	cancel_work_sync(&conn->fec.alloc_work);
-	kvfree(conn->fec.rx);
-	conn->fec.rx = NULL;
+	free_rx(conn);
+}
+
+/**
+ * ftv_fec_conn_retire - free a retired connection's receive state early
+ * @conn: a connection that opens nothing any more: its keys are going,
+ *	and no receive job holds it
+ *
+ * It would otherwise stay through the minute a connection lingers. May
+ * sleep.
+ */
+void ftv_fec_conn_retire(struct ftv_conn *conn)
+{
+	free_rx(conn);
 }
 
 /**
@@ -483,6 +524,24 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 }
 
 /**
+ * ftv_fec_hello - the peer says what it can do
+ * @conn: the connection it came on
+ * @skb: the opened struct ftv_msg_hello, linear
+ *
+ * Sealed, so that nobody on the path can take FEC away from the two ends
+ * (as stripping a flag from a handshake's padding could) or make one end
+ * believe the other has it.
+ */
+void ftv_fec_hello(struct ftv_conn *conn, const struct sk_buff *skb)
+{
+	const struct ftv_msg_hello *msg = (const void *)skb->data;
+
+	if (skb->len >= sizeof(*msg))
+		WRITE_ONCE(conn->fec.peer_has_fec,
+			   !!(msg->flags & FTV_HELLO_F_FEC));
+}
+
+/**
  * ftv_fec_loss_report - the peer says how much of ours it lost
  * @conn: the connection it came on
  * @skb: the opened struct ftv_msg_loss, linear
@@ -694,14 +753,6 @@ void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
 	struct ftv_fec_group *group;
 	struct ftv_fec_slot *slot;
 
-	if (!rx) {
-		/* The first repair message: from now on, keep what comes. */
-		if (!conn->fec.alloc_queued) {
-			conn->fec.alloc_queued = true;
-			queue_work(ftv_wq, &conn->fec.alloc_work);
-		}
-		return;
-	}
 	if (skb->len < sizeof(*msg) || !msg->data || !msg->repair ||
 	    msg->data > FTV_FEC_CODE_MAX_DATA ||
 	    msg->repair > FTV_FEC_CODE_MAX_REPAIR ||
@@ -711,6 +762,20 @@ void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
 	block_len = skb->len - sizeof(*msg);
 	if (block_len > FTV_FEC_MAX_LEN)
 		return;
+	if (!rx) {
+		/* The first valid repair message, on a connection that
+		 * negotiated FEC, is live and whose peer this side lets use
+		 * it: from now on, keep what comes. Nothing else costs the
+		 * memory, whatever the peer sends.
+		 */
+		if (!conn->fec.alloc_queued && READ_ONCE(conn->fec.peer_has_fec) &&
+		    ftv_fec_config(conn->peer).mode != FTV_FEC_OFF &&
+		    READ_ONCE(conn->state) <= FTV_CONN_ESTABLISHED) {
+			conn->fec.alloc_queued = true;
+			queue_work(ftv_wq, &conn->fec.alloc_work);
+		}
+		return;
+	}
 	slot = slot_of(rx, counter);
 	slot->counter = counter;
 	slot->kind = FTV_FEC_REPAIR;

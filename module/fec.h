@@ -51,7 +51,8 @@ struct ftv_fec_stats {
 
 /**
  * struct ftv_fec_conn - FEC on one connection
- * @peer_has_fec: the peer's handshake message said it knows FEC
+ * @peer_has_fec: the peer's hello (its first sealed message) said it
+ *	knows FEC
  * @k: K of the last group sent (0: none), for ftvctl show
  * @m: M of the last group sent
  * @peer_loss_ppm: the loss the peer last reported, parts per million
@@ -63,8 +64,10 @@ struct ftv_fec_stats {
  * @greatest: the greatest counter received
  * @srtt_ms: smoothed round trip time, from TCP timestamps
  * @rx: received messages kept for rebuilding, allocated by @alloc_work
- *	once the first repair message arrives (RCU-free: set once, freed
- *	with the connection)
+ *	once the first valid repair message arrives on a live connection
+ *	that negotiated FEC with a peer this side lets use it (set once by
+ *	@alloc_work; freed when the connection's keys go, once no receive
+ *	job holds it, or with the connection)
  * @alloc_queued: @alloc_work was queued
  * @alloc_work: allocates @rx in process context
  *
@@ -97,6 +100,7 @@ int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr);
 
 void ftv_fec_conn_init(struct ftv_conn *conn);
 void ftv_fec_conn_uninit(struct ftv_conn *conn);
+void ftv_fec_conn_retire(struct ftv_conn *conn);
 void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m);
 unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
 				unsigned int g);
@@ -109,6 +113,7 @@ struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int j);
 bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 		      bool has_ts);
+void ftv_fec_hello(struct ftv_conn *conn, const struct sk_buff *skb);
 void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb);
 void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
 		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,

@@ -58,7 +58,26 @@ enum ftv_control_type {
 	FTV_CONTROL_PAD = 0x00,		/* a keepalive: zero bytes */
 	FTV_CONTROL_REPAIR = 0x01,	/* struct ftv_msg_repair */
 	FTV_CONTROL_LOSS = 0x02,	/* struct ftv_msg_loss, zero padding */
+	FTV_CONTROL_HELLO = 0x03,	/* struct ftv_msg_hello, zero padding */
 };
+
+/* What the sender of a struct ftv_msg_hello can do. */
+enum ftv_hello_flags {
+	FTV_HELLO_F_FEC = 0x01,		/* takes repair messages and loss
+					 * reports, and sends them
+					 */
+};
+
+/*
+ * Each end's first sealed message on a connection: what it can do, where
+ * nobody on the path can strip or forge it. Zero padding follows. A module
+ * that predates it takes it for a keepalive.
+ */
+struct ftv_msg_hello {
+	u8 type;
+	u8 flags;
+	u8 zero[2];
+} __packed;
 
 /*
  * A repair message of a group of @data messages and @repair repair
@@ -81,13 +100,10 @@ struct ftv_msg_loss {
 } __packed;
 
 enum ftv_message_limits {
+	FTV_HANDSHAKE_PAD_MIN = 8,
 	FTV_HANDSHAKE_PAD_MAX = 64,
 	FTV_KEEPALIVE_PAD_MAX = 63,
 	FTV_DATA_OVERHEAD = sizeof(struct ftv_msg_data) + FTV_TAG_SIZE,
-	/* The handshake messages' padding starts with this many bytes that
-	 * say "I know FEC" (fec.c).
-	 */
-	FTV_FEC_TAG_SIZE = 8,
 	FTV_FEC_REPAIR_HLEN = sizeof(struct ftv_msg_repair),
 	/* The longest packet a group takes. */
 	FTV_FEC_MAX_LEN = 1500,

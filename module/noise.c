@@ -438,68 +438,24 @@ int ftv_noise_consume_resp(struct ftv_peer *peer,
 	return ok ? 0 : -EBADMSG;
 }
 
-/*
- * The tag a handshake message's padding opens with when its sender knows
- * FEC (fec.c): keyed with the chaining key as it is after the initiation,
- * which both ends have then and nobody else, so that on the wire it is as
- * random as the padding around it. Each direction has its own.
- */
-static void fec_tag(const struct ftv_handshake *hs, bool responder,
-		    u8 tag[FTV_FEC_TAG_SIZE])
-{
-	static const u8 label[2][8] = { "ftv fec", "ftv FEC" };
-	u8 out[FTV_HASH_SIZE];
-
-	hmac(out, hs->chaining_key, FTV_HASH_SIZE, label[responder],
-	     sizeof(label[0]));
-	memcpy(tag, out, FTV_FEC_TAG_SIZE);
-	memzero_explicit(out, sizeof(out));
-}
-
 /**
  * ftv_noise_pad - the random padding of a handshake message
- * @hs: the handshake, as it is right after the initiation
- * @responder: the padding of the response rather than of the initiation
  * @pad: room for FTV_HANDSHAKE_PAD_MAX bytes
  *
- * It opens with the tag that says this side knows FEC; the rest of its
- * random length is random.
+ * Random bytes of a random length, so that handshake messages have no
+ * telltale size. Nothing in them means anything: what each end can do
+ * (FEC) is said in its first sealed message (struct ftv_msg_hello), where
+ * nobody can strip or forge it.
  *
- * Return: its length, FTV_FEC_TAG_SIZE to FTV_HANDSHAKE_PAD_MAX.
+ * Return: its length, FTV_HANDSHAKE_PAD_MIN to FTV_HANDSHAKE_PAD_MAX.
  */
-unsigned int ftv_noise_pad(const struct ftv_handshake *hs, bool responder,
-			   u8 *pad)
+unsigned int ftv_noise_pad(u8 *pad)
 {
-	unsigned int len = FTV_FEC_TAG_SIZE + get_random_u32() %
-			   (FTV_HANDSHAKE_PAD_MAX - FTV_FEC_TAG_SIZE + 1);
+	unsigned int len = FTV_HANDSHAKE_PAD_MIN + get_random_u32() %
+			   (FTV_HANDSHAKE_PAD_MAX - FTV_HANDSHAKE_PAD_MIN + 1);
 
-	fec_tag(hs, responder, pad);
-	get_random_bytes(pad + FTV_FEC_TAG_SIZE, len - FTV_FEC_TAG_SIZE);
+	get_random_bytes(pad, len);
 	return len;
-}
-
-/**
- * ftv_noise_pad_says_fec - whether a handshake message's padding says its
- *	sender knows FEC
- * @hs: the handshake, as it is right after the initiation
- * @responder: it is the response's padding
- * @pad: the padding's first bytes
- * @len: how many there are
- *
- * Return: true if it opens with the sender's tag (ftv_noise_pad()).
- */
-bool ftv_noise_pad_says_fec(const struct ftv_handshake *hs, bool responder,
-			    const u8 *pad, unsigned int len)
-{
-	u8 tag[FTV_FEC_TAG_SIZE];
-	bool ok;
-
-	if (len < FTV_FEC_TAG_SIZE)
-		return false;
-	fec_tag(hs, responder, tag);
-	ok = !crypto_memneq(tag, pad, FTV_FEC_TAG_SIZE);
-	memzero_explicit(tag, sizeof(tag));
-	return ok;
 }
 
 /**

@@ -56,10 +56,7 @@ int ftv_noise_consume_resp(struct ftv_peer *peer,
 			   const struct ftv_msg_resp *msg,
 			   struct ftv_session_keys *keys);
 
-unsigned int ftv_noise_pad(const struct ftv_handshake *hs, bool responder,
-			   u8 *pad);
-bool ftv_noise_pad_says_fec(const struct ftv_handshake *hs, bool responder,
-			    const u8 *pad, unsigned int len);
+unsigned int ftv_noise_pad(u8 *pad);
 
 #ifdef DEBUG
 bool ftv_noise_selftest(void);

@@ -78,7 +78,7 @@ void ftv_serial_uninit(struct ftv_serial *serial)
  * @conn: its connection; the job holds it from here on
  * @segs: segments the job carries (on the wire, for a transmit job: FEC's
  *	repair messages included); its queue holds at most
- *	FTV_QUEUE_MAX_SEGS of them
+ *	FTV_QUEUE_MAX_SEGS of them, in at most FTV_QUEUE_MAX_JOBS jobs
  * @next_counter: for a transmit job, the connection's next nonce: @segs
  *	of them are taken from it, in the queue's order, and the first
  *	goes to the job's tx.counter; NULL for a receive job
@@ -105,7 +105,8 @@ enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
 	cb->segs = segs;
 	atomic_set(&cb->state, FTV_JOB_QUEUED);
 	spin_lock_bh(&serial->jobs.lock);
-	if (unlikely(serial->segs + segs > FTV_QUEUE_MAX_SEGS)) {
+	if (unlikely(serial->segs + segs > FTV_QUEUE_MAX_SEGS ||
+		     skb_queue_len(&serial->jobs) >= FTV_QUEUE_MAX_JOBS)) {
 		spin_unlock_bh(&serial->jobs.lock);
 		return FTV_QUEUE_FULL;
 	}
@@ -386,13 +387,30 @@ void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells)
  * @list: the packets; emptied
  *
  * One cell's packets are delivered in the order they were queued,
- * whichever CPU its NAPI runs on.
+ * whichever CPU its NAPI runs on. A cell polls one budget at a time on
+ * one CPU while every CPU's workers may feed it, so it holds at most
+ * netdev_max_backlog packets, as a CPU's backlog does; what would go past
+ * that is dropped, the newest first, and left to the caller to count.
+ *
+ * Return: how many packets were dropped.
  */
-void ftv_rx_cell_deliver(struct ftv_rx_cell *cell, struct sk_buff_head *list)
+unsigned int ftv_rx_cell_deliver(struct ftv_rx_cell *cell,
+				 struct sk_buff_head *list)
 {
+	unsigned int room, dropped = 0;
+	struct sk_buff *skb;
+
 	if (skb_queue_empty(list))
-		return;
+		return 0;
 	spin_lock_bh(&cell->queue.lock);
+	room = ftv_compat_max_backlog();
+	room = room > skb_queue_len(&cell->queue) ?
+	       room - skb_queue_len(&cell->queue) : 0;
+	while (skb_queue_len(list) > room) {
+		skb = __skb_dequeue_tail(list);
+		kfree_skb(skb);
+		++dropped;
+	}
 	skb_queue_splice_tail_init(list, &cell->queue);
 	spin_unlock(&cell->queue.lock);
 	/* With bottom halves still off, so that the poll runs as they come
@@ -400,6 +418,7 @@ void ftv_rx_cell_deliver(struct ftv_rx_cell *cell, struct sk_buff_head *list)
 	 */
 	napi_schedule(&cell->napi);
 	local_bh_enable();
+	return dropped;
 }
 
 /**

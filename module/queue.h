@@ -24,6 +24,12 @@ enum ftv_queue_limits {
 	 * of 1400-byte messages. More is dropped and counted.
 	 */
 	FTV_QUEUE_MAX_SEGS = 3072,
+	/* Jobs in one connection's queue, per direction: half of the ring
+	 * at most, so that one connection (a flood of single segments on
+	 * one tuple, say) cannot take all of the device's ring from the
+	 * other peers.
+	 */
+	FTV_QUEUE_MAX_JOBS = FTV_QUEUE_RING_JOBS / 2,
 };
 
 /* Where a job is: waiting for its crypto, done, or failed. */
@@ -175,7 +181,8 @@ struct sk_buff *ftv_crypt_queue_next(struct ftv_crypt_queue *queue);
 int ftv_rx_cells_init(struct ftv_rx_cell __percpu **cells,
 		      struct net_device *dev);
 void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells);
-void ftv_rx_cell_deliver(struct ftv_rx_cell *cell, struct sk_buff_head *list);
+unsigned int ftv_rx_cell_deliver(struct ftv_rx_cell *cell,
+				 struct sk_buff_head *list);
 
 /* The next segment of the job @head after @skb, or NULL. */
 static inline struct sk_buff *ftv_job_next(struct sk_buff *head,

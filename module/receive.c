@@ -128,11 +128,13 @@ static int trim_to_ip_len(struct sk_buff *skb)
 	unsigned int len;
 
 	if (skb->protocol == htons(ETH_P_IP))
-		len = ntohs(ip_hdr(skb)->tot_len);
+		/* A BIG TCP superpacket (GRO past 64 KiB) says 0. */
+		len = ntohs(ip_hdr(skb)->tot_len) ?:
+		      (skb_is_gso(skb) ? skb->len : 0);
 	else
 		len = ntohs(ipv6_hdr(skb)->payload_len) +
 		      sizeof(struct ipv6hdr);
-	if (len > skb->len)
+	if (!len || len > skb->len)
 		return -EINVAL;
 	return pskb_trim_rcsum(skb, len);
 }
@@ -365,6 +367,23 @@ static bool ready_inner(struct ftv_conn *conn, struct sk_buff *skb)
 }
 
 /*
+ * Whether @seg's data lies where the peer's can: within twice the window
+ * we advertise of what has arrived, either way (the peer sends no further
+ * ahead than the window; what lags comes from reordering across CPUs and
+ * paths, far less). Junk sent on a connection's tuple by someone who does
+ * not see its segments passes with odds of 1 in 256 and so costs no
+ * decryption, and cannot fill the device's crypt queue, which the peers
+ * share (RFC 5961 treats RSTs the same way).
+ */
+static bool in_window(const struct ftv_conn *conn,
+		      const struct ftv_segment *seg)
+{
+	s32 off = seg->seq - ftv_tcp_rcv_nxt(&conn->rcv);
+
+	return off > -2 * FTV_TCP_WINDOW && off < 2 * FTV_TCP_WINDOW;
+}
+
+/*
  * Data on a keyed connection: note what the serial step will need in the
  * skb's cb. Return: true if it is to be opened; if not, it was dropped.
  */
@@ -381,6 +400,10 @@ static bool stash_data(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	if (unlikely(seg->payload_len < FTV_DATA_OVERHEAD)) {
 		drop(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
+		return false;
+	}
+	if (unlikely(!in_window(conn, seg))) {
+		drop(&peer->drops, FTV_DROPS_A_OUT_OF_WINDOW, dev, skb);
 		return false;
 	}
 	cb->rx.seq = seg->seq;
@@ -468,6 +491,8 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 		ftv_fec_rebuild(conn, counter, skb, rebuilt, deliver);
 	else if (type == FTV_CONTROL_LOSS)
 		ftv_fec_loss_report(conn, skb);
+	else if (type == FTV_CONTROL_HELLO)
+		ftv_fec_hello(conn, skb);
 	consume_skb(skb);
 }
 
@@ -538,6 +563,7 @@ void ftv_receive_finish_job(struct sk_buff *head)
 	struct sk_buff *skb, *next = cb->more;
 	struct sk_buff_head deliver;
 	bool got = false, data = false;
+	unsigned int dropped;
 
 	__skb_queue_head_init(&deliver);
 	for (skb = head; skb; skb = next) {
@@ -553,7 +579,12 @@ void ftv_receive_finish_job(struct sk_buff *head)
 		data |= accept_segment(conn, skb, &deliver);
 	}
 	ftv_fec_expire(conn);
-	ftv_rx_cell_deliver(conn->rx_cell, &deliver);
+	dropped = ftv_rx_cell_deliver(conn->rx_cell, &deliver);
+	if (unlikely(dropped)) {
+		atomic64_add(dropped,
+			     &conn->peer->drops.count[FTV_DROPS_A_BACKLOG]);
+		DEV_STATS_ADD(conn->device->dev, rx_dropped, dropped);
+	}
 	if (got) {
 		ftv_timers_received(conn->peer, data);
 		maybe_ack(conn);
@@ -682,9 +713,10 @@ static void response_done(struct ftv_conn *conn)
 
 	memzero_explicit(&conn->handshake, sizeof(conn->handshake));
 	ftv_timers_connected(peer);
-	/* The responder counts the session only once data arrives on it. */
-	if (skb_queue_empty_lockless(&peer->staged))
-		ftv_send_keepalive(conn);
+	/* The first sealed message: what we can do. It is also data for
+	 * the responder, which counts the session only once some arrives.
+	 */
+	ftv_send_hello(conn);
 	ftv_peer_flush_staged(peer);
 	receive_early(conn);
 }
@@ -695,14 +727,15 @@ static void response_done(struct ftv_conn *conn)
  * gets at most @room bytes of the message. Return: its length.
  */
 static unsigned int read_opening(u8 *buf, unsigned int len,
-				 unsigned int room, bool *shaped)
+				 unsigned int room)
 {
 	int n = -EINVAL;
 
-	/* Each character read is written back at or before its place. */
+	/* Each character read is written back at or before its place, and
+	 * nothing is written unless all of @buf is shaped.
+	 */
 	if (len <= FTV_SHAPED_LEN(room))
 		n = ftv_shape_decode(buf, len, buf);
-	*shaped = n >= 0;
 	return n >= 0 ? n : min(len, room);
 }
 
@@ -717,8 +750,8 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	u8 msg[FTV_SHAPED_LEN(FTV_RESP_MAX)];
 	struct ftv_handshake hs;
 	struct ftv_msg_resp resp;
-	bool ok, fec, shaped;
 	unsigned int len;
+	bool ok;
 
 	/* The response is the first byte of the responder's stream; with
 	 * several CPUs, data it sent just after can arrive first: hold a few
@@ -730,7 +763,7 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	len = min_t(unsigned int, seg->payload_len, sizeof(msg));
 	if (!skb_copy_bits(skb, seg->payload_off, msg, len))
-		len = read_opening(msg, len, FTV_RESP_MAX, &shaped);
+		len = read_opening(msg, len, FTV_RESP_MAX);
 	else
 		len = 0;
 	if (len < sizeof(resp)) {
@@ -743,13 +776,18 @@ static void receive_response(struct ftv_conn *conn, struct sk_buff *skb,
 		drop(&peer->drops, FTV_DROPS_A_NO_SESSION, fdev->dev, skb);
 		goto out;
 	}
+	/* Two X25519 operations, here in softirq: whoever sees the tuple
+	 * and the sequence number can make us do them, as with
+	 * initiations, and is held to the same rate.
+	 */
+	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
+		drop(&peer->drops, FTV_DROPS_A_RATELIMITED, fdev->dev, skb);
+		goto out;
+	}
 	if (ftv_noise_consume_resp(peer, identity, &hs, &resp, &keys)) {
 		drop(&peer->drops, FTV_DROPS_A_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
-	fec = ftv_noise_pad_says_fec(&hs, true, msg + sizeof(resp),
-				     len - sizeof(resp));
-	WRITE_ONCE(conn->fec.peer_has_fec, fec);
 	ok = !ftv_conn_set_keys(conn, &keys);
 	track_peer(conn, seg);
 	consume_skb(skb);
@@ -864,7 +902,11 @@ static bool listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
 		return false;
 	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
 	case TCPHDR_SYN:
-		return syn_claimed(fdev, seg);
+		if (syn_claimed(fdev, seg))
+			return true;
+		/* The host answers it; the count shows the probing. */
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_SYN_REFUSED);
+		return false;
 	case TCPHDR_ACK:
 		return cookie_valid(fdev, seg);
 	default:
@@ -947,7 +989,10 @@ static void split_in_place(struct ftv_conn *conn, struct sk_buff *skb,
 	for (; m; m = next) {
 		next = m->next;
 		m->next = NULL;
-		/* The sender's socket let go of it at the head already. */
+		/* A sender on this host hands its socket's charge to the
+		 * head (send.c), which let go of it already; another's
+		 * segments may still carry their own.
+		 */
 		skb_orphan(m);
 		one.seq += one.payload_len;
 		one.payload_len = m->len;
@@ -1203,7 +1248,7 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 					struct ftv_segment *seg,
 					struct ftv_handshake *hs,
 					bool *prefer_pending, u8 *init,
-					unsigned int *len, bool *shaped)
+					unsigned int *len)
 {
 	u8 buf[FTV_SHAPED_LEN(FTV_INIT_MAX)];
 	struct ftv_identity *identity;
@@ -1217,7 +1262,7 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 	}
 	*len = min_t(unsigned int, seg->payload_len, sizeof(buf));
 	memcpy(buf, skb->data + seg->payload_off, *len);
-	*len = read_opening(buf, *len, FTV_INIT_MAX, shaped);
+	*len = read_opening(buf, *len, FTV_INIT_MAX);
 	memcpy(init, buf, *len);
 	if (*len < sizeof(struct ftv_msg_init)) {
 		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_MALFORMED);
@@ -1242,13 +1287,15 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 /*
  * A keyed responder connection and its response (FTV_SHAPED_LEN(
  * FTV_RESP_MAX) bytes of room), not yet published. The response is
- * shaped if the initiation was and this device shapes.
+ * shaped if this device shapes, whatever the initiation was: answering
+ * in kind would tell a censor who strips an initiation's shaping, by a
+ * random-looking answer, that the server is ftv. Every initiator reads a
+ * shaped response, whatever its own setting.
  */
 static struct ftv_conn *make_responder(struct ftv_device *fdev,
 				       struct ftv_peer *peer,
 				       const struct ftv_segment *seg,
-				       struct ftv_handshake *hs, bool peer_fec,
-				       bool shape, u8 *resp,
+				       struct ftv_handshake *hs, u8 *resp,
 				       unsigned int *resp_len)
 {
 	struct ftv_session_keys keys;
@@ -1265,9 +1312,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	atomic_set(&conn->ts_recent, seg->opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
-	conn->fec.peer_has_fec = peer_fec;
-	/* Before the response moves the handshake on. */
-	pad = ftv_noise_pad(hs, true, msg + sizeof(struct ftv_msg_resp));
+	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_resp));
 	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)msg,
 				  &keys) ||
 	    ftv_conn_set_keys(conn, &keys)) {
@@ -1276,7 +1321,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 		return NULL;
 	}
 	*resp_len = sizeof(struct ftv_msg_resp) + pad;
-	if (shape && READ_ONCE(fdev->shape))
+	if (READ_ONCE(fdev->shape))
 		*resp_len = ftv_shape_encode(msg, *resp_len, resp);
 	else
 		memcpy(resp, msg, *resp_len);
@@ -1286,7 +1331,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 /* Responder: authenticate an initiation, answer it, install the session. */
 static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 {
-	bool prefer_pending = false, installed = false, shaped;
+	bool prefer_pending = false, installed = false;
 	u8 resp[FTV_SHAPED_LEN(FTV_RESP_MAX)];
 	unsigned int resp_len, init_len;
 	u8 init[FTV_INIT_MAX];
@@ -1296,15 +1341,10 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	struct ftv_conn *conn;
 
 	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending, init,
-			       &init_len, &shaped);
+			       &init_len);
 	if (!peer)
 		goto out;
-	conn = make_responder(fdev, peer, &seg, &hs,
-			      ftv_noise_pad_says_fec(&hs, false, init +
-						     sizeof(struct ftv_msg_init),
-						     init_len -
-						     sizeof(struct ftv_msg_init)),
-			      shaped, resp, &resp_len);
+	conn = make_responder(fdev, peer, &seg, &hs, resp, &resp_len);
 	if (!conn)
 		goto out;
 	/* Once installed, @conn is only used under RCU: a newer session or
@@ -1316,6 +1356,7 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	if (installed) {
 		ftv_send_payload(conn, resp, resp_len);
 		ftv_conn_responded(conn);
+		ftv_send_hello(conn);
 		ftv_timers_connected(peer);
 		ftv_peer_flush_staged(peer);
 	}

@@ -969,6 +969,29 @@ void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
 }
 
 /**
+ * ftv_send_hello - say what this end can do, in a sealed message
+ * @conn: a connection whose keys were just set; this is the first
+ *	message sealed on it
+ *
+ * struct ftv_msg_hello, padded to a random length as keepalives are; a
+ * module that predates it takes it for one.
+ */
+void ftv_send_hello(struct ftv_conn *conn)
+{
+	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
+	struct ftv_msg_hello *msg;
+	struct sk_buff *skb;
+
+	skb = alloc_control(sizeof(*msg) + pad + FTV_DATA_OVERHEAD);
+	if (unlikely(!skb))
+		return;
+	msg = skb_put_zero(skb, sizeof(*msg) + pad);
+	msg->type = FTV_CONTROL_HELLO;
+	msg->flags = FTV_HELLO_F_FEC;
+	send_data(conn, skb, false);
+}
+
+/**
  * ftv_send_keepalive - send a sealed message that carries no packet
  * @conn: an established connection
  *

@@ -22,6 +22,7 @@ struct net;
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
 void ftv_send_worker(struct work_struct *work);
 void ftv_send_finish_job(struct sk_buff *head);
+void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
 void ftv_send_syn(struct ftv_conn *conn);

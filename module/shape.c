@@ -14,9 +14,10 @@
  *
  * The receiver needs no setting: a message made only of those characters
  * is shaped (a random initiation, 116 bytes or more, would be with odds
- * below 4^-116), any other is not. A responder shapes its response only
- * for an initiator that shaped its initiation, and so knows how to read
- * one.
+ * below 4^-116), any other is not. Each end shapes what it sends by its
+ * own setting alone: a responder that answered in kind would tell a
+ * censor who strips an initiation's shaping, by a random-looking answer,
+ * what it is.
  */
 
 #include "shape.h"

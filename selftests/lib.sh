@@ -277,12 +277,15 @@ capture_stop()
 	wait "$CAPTURE_PID" 2>/dev/null
 }
 
-# objects_counted MARK : as many devices, peers and connections destroyed
-# as created after MARK (the pr_debug pairs)
+# The objects whose pr_debug "created" and "destroyed" lines must pair up.
+FTV_OBJECTS=(device peer connection "FEC state")
+
+# objects_counted MARK : as many devices, peers, connections and FEC
+# receive states destroyed as created after MARK (the pr_debug pairs)
 objects_counted()
 {
 	local kind
-	for kind in device peer connection; do
+	for kind in "${FTV_OBJECTS[@]}"; do
 		[ "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* created")" -eq \
 		  "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* destroyed")" ] ||
 			return 1
@@ -290,8 +293,8 @@ objects_counted()
 }
 
 # objects_balanced MARK TIMEOUT : one KTAP case: within TIMEOUT seconds,
-# every device, peer and connection created after MARK was destroyed; the
-# counts go to the diagnostics either way
+# every device, peer, connection and FEC receive state created after MARK
+# was destroyed; the counts go to the diagnostics either way
 objects_balanced()
 {
 	local kind
@@ -301,7 +304,7 @@ objects_balanced()
 	else
 		ktap_fail "every device, peer and connection created was destroyed"
 	fi
-	for kind in device peer connection; do
+	for kind in "${FTV_OBJECTS[@]}"; do
 		ktap_diag "$kind: $(dmesg_since "$1" | grep -c "ftv: .*$kind.* created") created," \
 			"$(dmesg_since "$1" | grep -c "ftv: .*$kind.* destroyed") destroyed"
 	done

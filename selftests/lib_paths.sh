@@ -281,3 +281,39 @@ bg_ping_stop()
 		"$FTV_TMP/ping.$1")
 	read -r PING_SENT PING_GOT <<<"${counts:-0 0}"
 }
+
+# star_ftv N : namespaces A1..AN (initiators) and B (responder), each Ai
+# joined to B by its own cable (Ai's veth0 10.0.i.1/24, B's vethi
+# 10.0.i.2/24); ftv0 in B (10.9.0.2/24, key b, listening on $FTV_PORT)
+# and in each Ai (10.9.0.1i/24, key ai), which dials B over its cable.
+# Sets $A1..$AN and $B; every tunnel is up on return.
+star_ftv()
+{
+	local n ns a
+
+	ns_create B || return 1
+	tmpdir
+	ftv_keypair b && ftv_dev "$B" 2 || return 1
+	nsx "$B" "$FTVCTL" set ftv0 private-key "$FTV_TMP/b.key" \
+		listen-port "$FTV_PORT" || return 1
+	for ((n = 1; n <= $1; n++)); do
+		a=A$n
+		ns_create "$a" || return 1
+		ns=${!a}
+		veth_pair "$ns" veth0 "$B" "veth$n" || return 1
+		ip -n "$ns" addr add "10.0.$n.1/24" dev veth0 || return 1
+		ip -n "$B" addr add "10.0.$n.2/24" dev "veth$n" || return 1
+		ftv_keypair "a$n" || return 1
+		ip -n "$ns" link add ftv0 type ftv || return 1
+		ip -n "$ns" addr add "10.9.0.1$n/24" dev ftv0 || return 1
+		ip -n "$ns" link set ftv0 up || return 1
+		nsx "$ns" "$FTVCTL" set ftv0 private-key "$FTV_TMP/a$n.key" ||
+			return 1
+		nsx "$ns" "$FTVCTL" peer add ftv0 "$(pubkey_of b)" \
+			endpoint "10.0.$n.2:$FTV_PORT" allowed-ips 10.9.0.2/32 ||
+			return 1
+		nsx "$B" "$FTVCTL" peer add ftv0 "$(pubkey_of "a$n")" \
+			allowed-ips "10.9.0.1$n/32" || return 1
+		connect_ping "$ns" 10.9.0.2 || return 1
+	done
+}

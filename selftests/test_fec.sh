@@ -3,21 +3,26 @@
 #
 # Forward error correction on a lossy path (R-D6). netem on both ends of
 # the cable loses 5 %, then 10 %, of the segments, duplicates 1 % and sends
-# 10 % ahead of the others (which wait 2 ms); the cable's offloads are off,
-# so that netem drops wire segments, one message each, not superpackets.
-# With "fec auto" (the default) each end measures the loss of what it
-# receives, reports it, and the other adds repair messages; the receiver
-# rebuilds what was lost. Checked: 20 MB arrive intact at each loss rate,
-# repair messages were sent and data rebuilt from them, ftvctl show says
-# FEC is active with the K:M in use, lone packets (pings) are protected
-# too, and with "fec off" no repair message is sent at all.
+# 10 % ahead of the others (which wait 2 ms). First with the cable's
+# offloads off, so that netem drops wire segments, one message each, from
+# the first byte on, whatever ftv sends; then the 5 % case again with
+# every offload at its default, as users run it: a job that carries
+# repair messages leaves as wire packets then too, while one without
+# (before the loss is measured) leaves as a superpacket that netem drops
+# whole. With "fec auto" (the default) each end measures the loss of what
+# it receives, reports it, and the other adds repair messages; the
+# receiver rebuilds what was lost. Checked: 20 MB arrive intact at each
+# loss rate, repair messages were sent and data rebuilt from them, ftvctl
+# show says FEC is active with the K:M in use, lone packets (pings) are
+# protected too, and with "fec off" no repair message is sent at all.
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+
 #   | nc -N 10.9.0.2 5001       |               | nc -l 5001 | sha256sum    |
 #   | ftv0 10.9.0.1/24          |               | ftv0 10.9.0.2/24          |
 #   | veth0 10.0.0.1/24         |---------------| veth0 10.0.0.2/24 :51820  |
-#   |  offloads off; netem: delay 2ms loss 5%/10% duplicate 1% reorder 10% |
+#   |  offloads off, then on; netem: delay 2ms loss 5%/10% duplicate 1%    |
+#   |  reorder 10%                                                         |
 #   +---------------------------+               +---------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -31,17 +36,23 @@ SIZE_MB=20
 for tool in nc tc ethtool; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-ktap_plan 11
+ktap_plan 13
 ftv_require
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
 pub_a=$(pubkey_of a)
 pub_b=$(pubkey_of b)
-for ns in "$A" "$B"; do
-	nsx "$ns" ethtool -K veth0 tso off gso off gro off tx off >/dev/null ||
-		ktap_bail "cannot turn the cable's offloads off"
-done
+# offloads on|off : the cable's TSO, GSO, GRO and checksumming
+offloads()
+{
+	local ns
+	for ns in "$A" "$B"; do
+		nsx "$ns" ethtool -K veth0 tso "$1" gso "$1" gro "$1" tx "$1" \
+			>/dev/null || return 1
+	done
+}
+offloads off || ktap_bail "cannot turn the cable's offloads off"
 
 # impair LOSS : netem on both ends
 impair()
@@ -68,23 +79,30 @@ else
 fi
 
 random_file data "$SIZE_MB"
-for loss in 5 10; do
-	impair "$loss" || ktap_bail "cannot change netem"
+# lossy_transfer LOSS WHAT : 20 MB at LOSS % each way, rebuilt from
+# repair messages
+lossy_transfer()
+{
+	local before after
+
+	impair "$1" || ktap_bail "cannot change netem"
 	before=$(fec_stat "$B" "$pub_a" rebuilt)
 	if transfer "$A" "$B" 10.9.0.2 5001 "$FTV_TMP/data" 600; then
-		ktap_ok "$loss % loss: $SIZE_MB MB arrive intact"
+		ktap_ok "$2: $SIZE_MB MB arrive intact"
 	else
-		ktap_fail "$loss % loss: $SIZE_MB MB arrive intact"
+		ktap_fail "$2: $SIZE_MB MB arrive intact"
 	fi
 	after=$(fec_stat "$B" "$pub_a" rebuilt)
 	if [ "${after:-0}" -gt "${before:-0}" ]; then
-		ktap_ok "$loss % loss: B rebuilt $((after - before)) lost messages"
+		ktap_ok "$2: B rebuilt $((after - before)) lost messages"
 	else
-		ktap_fail "$loss % loss: B rebuilt lost messages"
+		ktap_fail "$2: B rebuilt lost messages"
 		nsx "$A" "$FTVCTL" show ftv0 2>&1 | ktap_diag
 		nsx "$B" "$FTVCTL" show ftv0 2>&1 | ktap_diag
 	fi
-done
+}
+lossy_transfer 5 "5 % loss, offloads off"
+lossy_transfer 10 "10 % loss, offloads off"
 sent=$(fec_stat "$A" "$pub_b" repair_sent)
 if [ "${sent:-0}" -gt 0 ]; then
 	ktap_ok "A sent $sent repair messages"
@@ -111,6 +129,9 @@ else
 	ktap_fail "A's ftvctl show gives the K:M in use"
 	nsx "$A" "$FTVCTL" show ftv0 --json 2>&1 | ktap_diag
 fi
+
+offloads on || ktap_bail "cannot turn the cable's offloads back on"
+lossy_transfer 5 "5 % loss, offloads on"
 
 # ---- fec off: the same path, and not one repair message
 nsx "$A" "$FTVCTL" peer set ftv0 "$pub_b" fec off ||

@@ -11,6 +11,10 @@
 #  - A genuine SYN of A's, replayed from the stranger's address or from
 #    A's own, opens no ftv connection; from the stranger it gets the host's
 #    RST, not a SYN-ACK.
+#  - B counts each SYN to its listen port that it left to the host
+#    (syn_refused): the stranger's, and the replay from the stranger's
+#    address (the replay from A's own address lands on A's live
+#    connection, which ignores a SYN).
 #  - A's SYNs carry tokens that selftests/ftvtoken.py (written from
 #    docs/protocol.md) finds valid under B's public key, and the ISNs and
 #    timestamp values of many SYNs look random bit by bit.
@@ -33,7 +37,7 @@ PKT="$FTV_ROOT/selftests/ftvpkt.py"
 TOKEN="$FTV_ROOT/selftests/ftvtoken.py"
 FAKE_PEERS=48
 
-ktap_plan 9
+ktap_plan 11
 ftv_require
 for tool in nc curl tcpdump; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -53,6 +57,11 @@ else
 	ktap_fail "a stranger's connect to the listen port is refused by the host"
 	ktap_diag "$out"
 fi
+# refused : B's count of SYNs it left to the host (a zero is left out)
+refused() { ftv_json "$B" ftv0 'd["drops"].get("syn_refused", 0)'; }
+refused_connect=$(refused)
+ktap_result "B counts the stranger's SYN as refused (syn_refused $refused_connect)" \
+	"$([ "${refused_connect:-0}" -ge 1 ]; echo $?)"
 
 # ---- an HTTP server on the same port, started before the tunnel opens
 mkdir -p "$FTV_TMP/www"
@@ -104,6 +113,7 @@ fi
 
 # ---- replayed SYNs
 kmark=$(kmsg_mark)
+refused_before=$(refused)
 created() { dmesg_since "$kmark" | grep -c "ftv: connection 51820:.* created"; }
 capture "$B" veth0 "$FTV_TMP/replay.pcap" "host 10.0.0.3 and tcp port $FTV_PORT" ||
 	ktap_bail "tcpdump did not start"
@@ -123,6 +133,9 @@ synack=$(tcpdump -n -r "$FTV_TMP/replay.pcap" \
 ktap_eq "the SYN replayed from the stranger gets the host's RST, no SYN-ACK" \
 	"1 0" "$rst $synack"
 ktap_eq "no replayed SYN opened an ftv connection on B" 0 "$(created)"
+refused_replay=$(refused)
+ktap_result "B counts the stranger's replayed SYN as refused (syn_refused $refused_before, then $refused_replay)" \
+	"$([ "${refused_replay:-0}" -ge $((refused_before + 1)) ]; echo $?)"
 
 # ---- many SYNs: peers that never get an answer, each with a packet to
 # send, dial anew every second

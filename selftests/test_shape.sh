@@ -9,10 +9,13 @@
 # Checked: of at least 1,000 connections judged in each direction, at
 # least 99.9 % of the first segments are exempt; over their first 16 bytes no position holds one value in
 # more than 10 % of the connections; their lengths take many values.
-# Then with "shape off" on A, a hundred more openings are random again:
-# most are not exempt, in either direction (B shapes its response only
-# for a shaped initiation), which shows the detector does flag random
-# openings.
+# Then with "shape off" on A, a hundred more openings: A's are random
+# again and most are not exempt (the detector does flag random openings),
+# while B, which still shapes, answers shaped: each end decides by its own
+# setting. Last, with "shape off" on both ends, a thousand openings as
+# random bytes all carry data at once, and no key exchange fails
+# authentication at either end (a reader that decoded in place before it
+# knew the whole opening was shaped spoilt a few in every hundred).
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+
@@ -34,8 +37,9 @@ FTE="$FTV_ROOT/selftests/fte.py"
 ROUNDS=1050
 JUDGED=1000
 OFF_ROUNDS=100
+UNSHAPED_ROUNDS=1000
 
-ktap_plan 8
+ktap_plan 11
 ftv_require
 for tool in tcpdump tshark; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -107,13 +111,38 @@ lengths=$(judge "$FTV_TMP/on.pcap" "$JUDGED" "min(r['client']['lengths'], r['ser
 ktap_result "opening lengths take many values (at least $lengths each way)" \
 	$(( ${lengths:-0} >= 30 ? 0 : 1 ))
 
+# ---- shape off on A alone: A's openings are random again (which shows
+# the detector flags random openings), B's answers stay shaped: each end
+# shapes by its own setting, so that stripping an initiation's shaping
+# does not make the server answer with random bytes.
 nsx "$A" "$FTVCTL" set ftv0 shape off || ktap_bail "cannot turn shaping off"
 opens "$FTV_TMP/off.pcap" "$OFF_ROUNDS" >/dev/null
 capture_counts "$FTV_TMP/off.pcap"
 "$PYTHON" "$FTE" "$FTV_TMP/off.pcap" | ktap_diag
-share=$(judge "$FTV_TMP/off.pcap" $((OFF_ROUNDS * 9 / 10)) \
-	"max(r['client']['exempt_share'], r['server']['exempt_share'])")
-ktap_result "shape off: random openings again, most not exempt either way ($share)" \
-	"$(awk -v s="$share" 'BEGIN { print !(s < 0.5) }')"
+read -r client server < <(judge "$FTV_TMP/off.pcap" $((OFF_ROUNDS * 9 / 10)) \
+	"r['client']['exempt_share'], r['server']['exempt_share']" | tr -d '(),')
+ktap_result "shape off on A: A's openings random again, most not exempt ($client)" \
+	"$(awk -v s="${client:-1}" 'BEGIN { print !(s < 0.5) }')"
+ktap_result "shape off on A: B's answers still shaped, at least 99 % exempt ($server)" \
+	"$(awk -v s="${server:-0}" 'BEGIN { print !(s >= 0.99) }')"
+
+# ---- shape off on both ends: a thousand openings as random bytes, each
+# read as it came. A few in every hundred random openings start with
+# bytes that are in the shaping alphabet; a reader that decoded them in
+# place before it knew the whole was shaped spoilt those, and the
+# key exchange failed authentication (and the round waited for a new
+# connection). bad_auth counts such failures at B (initiations: the
+# device's counter; A's data: the peer's) and at A (the device's; A's
+# peer entry is replaced every round).
+nsx "$B" "$FTVCTL" set ftv0 shape off || ktap_bail "cannot turn B's shaping off"
+out=$(nsx "$A" "$PYTHON" "$OPEN" ftv0 "$FTV_TMP/b.pub" 10.0.0.2 \
+	"$FTV_PORT" 10.9.0.2 "$UNSHAPED_ROUNDS")
+read -r _ echoed failed <<<"$out"
+ktap_result "shape off on both: $UNSHAPED_ROUNDS openings carry data at once ($echoed echoed, $failed failed)" \
+	"$([ "${failed:-1}" = 0 ] && [ "${echoed:-0}" = "$UNSHAPED_ROUNDS" ]; echo $?)"
+auth=$(ftv_json "$B" ftv0 'd["drops"]["bad_auth"] + sum(p["drops"]["bad_auth"] for p in d["peers"])')
+auth_a=$(ftv_json "$A" ftv0 'd["drops"]["bad_auth"]')
+ktap_eq "shape off on both: no opening failed authentication (bad_auth at B, at A)" \
+	"0 0" "$auth $auth_a"
 
 ktap_finish

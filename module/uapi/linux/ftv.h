@@ -194,6 +194,9 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_PAD,
 	FTV_DROPS_A_RATELIMITED,	/* handshake over the rate limit */
 	FTV_DROPS_A_ICMP_IGNORED,	/* ICMP about no live segment of ours */
+	FTV_DROPS_A_SYN_REFUSED,	/* SYN with a bad or used token */
+	FTV_DROPS_A_BACKLOG,		/* delivery queue to the stack full */
+	FTV_DROPS_A_OUT_OF_WINDOW,	/* sequence far outside the window */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)

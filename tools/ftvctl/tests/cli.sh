@@ -150,11 +150,13 @@ dev = d["ftv0"]
 assert list(dev) == ["public_key", "listen_port", "fwmark", "shape", "drops", "peers"]
 assert dev["shape"] is True and d["ftv\"1"]["shape"] is None
 drops = ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
-assert list(dev["drops"]) == drops + ["icmp_ignored"] and dev["drops"]["icmp_ignored"] == 7
+later = ["backlog", "out_of_window"]
+assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later
+assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats"]
-assert list(p[0]["drops"]) == drops
+assert list(p[0]["drops"]) == drops + later
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
 	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}
