@@ -387,23 +387,27 @@ fec_record()
 }
 
 # path_warmup : BENCH_PATH_WARMUP seconds (default 3, 0 for none) of one
-# stream A->B, not measured, each time a router's path changes: a tunnel
-# in use has seen its path before a new flow starts. For ftv that is what
-# fec auto needs to learn the loss (it measures what arrives, and the
-# peer reports it a few hundred messages later) and to forget it on a
-# clean path; without it the first flow on a path that turned lossy that
-# very moment takes its slow-start losses unprotected, and the one after
-# a lossy step pays for repair messages it no longer needs. Every
-# configuration gets the same.
+# stream each way, not measured, each time a router's path changes: a
+# tunnel in use has seen its path before a new flow starts. For ftv that
+# is what fec auto needs to learn the loss (each end measures what
+# arrives, and the other hears of it a few hundred messages later) and to
+# forget it on a clean path; without it the first flow on a path that
+# turned lossy that very moment takes its slow-start losses unprotected,
+# and the one after a lossy step pays for repair messages it no longer
+# needs. Both ways, since each direction's estimate learns only from
+# what travels that way. Every configuration gets the same.
 path_warmup()
 {
-	local secs=${BENCH_PATH_WARMUP:-3}
+	local secs=${BENCH_PATH_WARMUP:-3} dir
 
 	[ "$secs" -gt 0 ] || return 0
-	wait_for 10 iperf_server_up || return 0
-	timeout -k 5 $((secs + 30)) ip netns exec "$A" \
-		iperf3 -c "$ADDR_B" -t "$secs" >/dev/null 2>&1
-	sleep 0.5
+	for dir in "" -R; do
+		wait_for 10 iperf_server_up || return 0
+		# shellcheck disable=SC2086 # no option, or one
+		timeout -k 5 $((secs + 30)) ip netns exec "$A" \
+			iperf3 -c "$ADDR_B" -t "$secs" $dir >/dev/null 2>&1
+		sleep 0.5
+	done
 }
 
 # run_path REPEAT CONFIG UNIT : one run of the path matrix. UNIT is
