@@ -45,7 +45,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "peer.h"
-#include "receive.h"
+#include "open.h"
 #include "token.h"
 #include "send.h"
 #include "timers.h"
@@ -123,7 +123,7 @@ static void conn_release(struct ftv_conn *conn)
 	wait_jobs(conn);
 	ftv_serial_uninit(&conn->tx_queue);
 	ftv_serial_uninit(&conn->rx_queue);
-	ftv_fec_conn_uninit(conn);
+	ftv_fec_conn_uninit(&conn->fec);
 	skb_queue_purge(&conn->early);
 	dst_cache_destroy(&conn->dst_cache);
 	ftv_crypto_free(conn->send_tfm);
@@ -149,7 +149,7 @@ static void conn_keys_work(struct work_struct *work)
 	 * period; those queued before it are done in a moment.
 	 */
 	wait_jobs(conn);
-	ftv_fec_conn_retire(conn);
+	ftv_fec_conn_retire(&conn->fec);
 	ftv_crypto_free(conn->send_tfm);
 	ftv_crypto_free(conn->recv_tfm);
 	conn->send_tfm = NULL;
@@ -196,16 +196,19 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->state = FTV_CONN_NEW;
 	conn->created = jiffies;
 	spin_lock_init(&conn->xmit_lock);
-	ftv_tcp_rcv_init(&conn->rcv);
+	ftv_faketcp_rcv_init(&conn->rcv);
 	conn->xmit_cpu = -1;
 	ftv_replay_init(&conn->replay);
 	skb_queue_head_init(&conn->early);
 	/* Sent from one CPU, delivered through that CPU's cell. */
 	cpu = ftv_device_serial_cpu(fdev);
-	ftv_serial_init(&conn->tx_queue, ftv_send_finish_job, cpu);
-	ftv_serial_init(&conn->rx_queue, ftv_receive_finish_job, -1);
-	conn->rx_cell = per_cpu_ptr(fdev->rx_cells, cpu);
-	ftv_fec_conn_init(conn);
+	ftv_serial_init(&conn->tx_queue, ftv_send_finish_job, &conn->jobs, cpu);
+	ftv_serial_init(&conn->rx_queue, ftv_open_finish_job, &conn->jobs,
+			-1);
+	conn->cell = per_cpu_ptr(fdev->cells, cpu);
+	ftv_fec_conn_init(&conn->fec, &peer->fec_stats, &peer->fec_setting,
+			  &fdev->fec_rx_count, fdev->dev, tuple->local_port,
+			  tuple->remote_port);
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
@@ -288,7 +291,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 	       ack == (u32)atomic_read(&conn->snd_nxt);
 	if (ours) {
 		conn->resp_seq = seq + 1;
-		ftv_tcp_rcv_reset(&conn->rcv, seq + 1);
+		ftv_faketcp_rcv_reset(&conn->rcv, seq + 1);
 		atomic_set(&conn->snd_una, ack);
 		if (opts->has_ts)
 			atomic_set(&conn->ts_recent, opts->tsval);

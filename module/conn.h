@@ -3,6 +3,7 @@
 #ifndef _FTV_CONN_H
 #define _FTV_CONN_H
 
+#include "cell.h"
 #include "faketcp.h"
 #include "fec.h"
 #include "noise.h"
@@ -22,25 +23,6 @@ struct ftv_device;
 struct ftv_peer;
 struct crypto_aead;
 struct socket;
-
-/**
- * struct ftv_tuple - the outer 4-tuple of a connection, seen from this side
- * @local: our address (IPv4 in @local.s6_addr32[0] when @family is AF_INET)
- * @remote: the peer's address
- * @local_port: our TCP port, network order
- * @remote_port: the peer's TCP port, network order
- * @family: AF_INET or AF_INET6
- * @zero: always zero: the whole tuple is the connection table's key, so
- *	it has no padding of unknown value
- */
-struct ftv_tuple {
-	struct in6_addr local;
-	struct in6_addr remote;
-	__be16 local_port;
-	__be16 remote_port;
-	u8 family;
-	u8 zero[3];
-};
 
 /*
  * A connection's life; conn.c is the only writer, under the device's
@@ -106,7 +88,7 @@ enum ftv_conn_state {
  *	data that overtook it; opened once the session is installed
  * @tx_queue: jobs being sealed, in the order they are to leave
  * @rx_queue: jobs being opened, in the order they are to be delivered
- * @rx_cell: the device's NAPI cell this connection delivers through
+ * @cell: the device's NAPI cell this connection delivers through
  * @fec: forward error correction on this connection (fec.c)
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
@@ -153,7 +135,7 @@ struct ftv_conn {
 	struct sk_buff_head early;
 	struct ftv_serial tx_queue;
 	struct ftv_serial rx_queue;
-	struct ftv_rx_cell *rx_cell;
+	struct ftv_cell *cell;
 	struct ftv_fec_conn fec;
 	atomic_t jobs;
 	unsigned long created;
@@ -190,21 +172,6 @@ void ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
 bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter);
 bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter);
-
-/* Hold @conn for a job, or for handing jobs on (queue.c). */
-static inline void ftv_conn_job_get(struct ftv_conn *conn)
-{
-	atomic_inc(&conn->jobs);
-}
-
-static inline void ftv_conn_job_put(struct ftv_conn *conn)
-{
-	/* The waiter frees the connection as soon as it sees zero: wake it
-	 * through the address only.
-	 */
-	if (atomic_dec_and_test(&conn->jobs))
-		wake_up_var(&conn->jobs);
-}
 
 static inline bool ftv_conn_keyed(const struct ftv_conn *conn)
 {

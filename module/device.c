@@ -9,6 +9,8 @@
 #include "device.h"
 #include "conn.h"
 #include "peer.h"
+#include "listen.h"
+#include "open.h"
 #include "receive.h"
 #include "send.h"
 
@@ -285,7 +287,7 @@ static void ftv_destruct(struct net_device *dev)
 	/* No connection, so no job left anywhere. */
 	ftv_crypt_queue_uninit(&fdev->encrypt_queue);
 	ftv_crypt_queue_uninit(&fdev->decrypt_queue);
-	ftv_rx_cells_uninit(fdev->rx_cells);
+	ftv_cells_uninit(fdev->cells);
 	ftv_conn_table_uninit(fdev);
 	kfree_sensitive(rcu_dereference_protected(fdev->identity, true));
 	ftv_token_uninit(fdev);
@@ -393,6 +395,36 @@ static void detach_from_net(struct ftv_device *fdev)
 					ARRAY_SIZE(fnet->hooks));
 }
 
+/**
+ * ftv_device_find_owner - the device, and connection, a segment is for
+ * @devices: the creating namespace's ftv devices (RCU list)
+ * @tuple: the segment's tuple, seen from this side
+ * @fdev: receives the device
+ * @conn: receives the connection, or NULL if the segment is for the
+ *	device's listen port and no connection
+ *
+ * Called under RCU; the connection is only good while it lasts.
+ *
+ * Return: whether a device of @devices owns the tuple.
+ */
+bool ftv_device_find_owner(struct list_head *devices,
+			   const struct ftv_tuple *tuple,
+			   struct ftv_device **fdev, struct ftv_conn **conn)
+{
+	struct ftv_device *dev;
+	u16 port;
+
+	list_for_each_entry_rcu(dev, devices, device_list) {
+		*conn = ftv_conn_lookup(dev, tuple);
+		port = READ_ONCE(dev->listen_port);
+		if (*conn || (port && tuple->local_port == htons(port))) {
+			*fdev = dev;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Generations of every device come from here: none repeats (2^64
  * changes would take centuries), so a dump's cursor cannot mistake
  * another device, or this one's peer list after a change, for the list it
@@ -460,20 +492,22 @@ static int init_private(struct ftv_device *fdev)
 		goto err_conns;
 	ftv_ratelimiter_init(&fdev->ratelimiter);
 	skb_queue_head_init(&fdev->handshake_queue);
-	INIT_WORK(&fdev->handshake_work, ftv_receive_handshake_worker);
+	INIT_WORK(&fdev->handshake_work, ftv_listen_handshake_worker);
 	INIT_DELAYED_WORK(&fdev->gc_work, gc_work);
 	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
 	if (!dev->tstats) {
 		ret = -ENOMEM;
 		goto err_tokens;
 	}
-	ret = ftv_crypt_queue_init(&fdev->encrypt_queue, ftv_send_worker);
+	ret = ftv_crypt_queue_init(&fdev->encrypt_queue, ftv_send_crypt,
+				   ftv_send_serial);
 	if (ret)
 		goto err_stats;
-	ret = ftv_crypt_queue_init(&fdev->decrypt_queue, ftv_receive_worker);
+	ret = ftv_crypt_queue_init(&fdev->decrypt_queue, ftv_open_crypt,
+				   ftv_open_serial);
 	if (ret)
 		goto err_encrypt;
-	ret = ftv_rx_cells_init(&fdev->rx_cells, dev);
+	ret = ftv_cells_init(&fdev->cells, dev);
 	if (ret)
 		goto err_decrypt;
 	return 0;
@@ -523,7 +557,7 @@ err_unregister:
 	unregister_netdevice(dev);
 	return ret;
 err_private:
-	ftv_rx_cells_uninit(fdev->rx_cells);
+	ftv_cells_uninit(fdev->cells);
 	ftv_crypt_queue_uninit(&fdev->decrypt_queue);
 	ftv_crypt_queue_uninit(&fdev->encrypt_queue);
 	free_percpu(dev->tstats);

@@ -4,6 +4,7 @@
 #define _FTV_DEVICE_H
 
 #include "allowedips.h"
+#include "cell.h"
 #include "peer.h"
 #include "queue.h"
 #include "ratelimiter.h"
@@ -15,6 +16,9 @@
 #include <linux/netdevice.h>
 #include <linux/siphash.h>
 #include <linux/workqueue.h>
+
+struct ftv_conn;
+struct ftv_tuple;
 
 /**
  * struct ftv_identity - the device's static key pair
@@ -77,7 +81,7 @@ struct ftv_identity {
  * @gc_work: frees lingering connections
  * @encrypt_queue: transmit jobs waiting for a CPU to seal them
  * @decrypt_queue: receive jobs waiting for a CPU to open them
- * @rx_cells: NAPI contexts that deliver opened packets, one per
+ * @cells: NAPI contexts that deliver opened packets, one per
  *	possible CPU; each connection uses its sending CPU's
  * @next_cpu: counts connections, which send from the online CPUs in turn
  * @ratelimiter: bounds handshake work caused by strangers
@@ -114,7 +118,7 @@ struct ftv_device {
 	struct delayed_work gc_work;
 	struct ftv_crypt_queue encrypt_queue;
 	struct ftv_crypt_queue decrypt_queue;
-	struct ftv_rx_cell __percpu *rx_cells;
+	struct ftv_cell __percpu *cells;
 	atomic_t next_cpu;
 	struct ftv_ratelimiter ratelimiter;
 	struct ftv_drops drops;
@@ -134,5 +138,8 @@ int ftv_device_set_identity(struct ftv_device *fdev,
 			    const u8 private_key[FTV_KEY_SIZE]);
 int ftv_device_serial_cpu(struct ftv_device *fdev);
 void ftv_device_changed(struct ftv_device *fdev);
+bool ftv_device_find_owner(struct list_head *devices,
+			   const struct ftv_tuple *tuple,
+			   struct ftv_device **fdev, struct ftv_conn **conn);
 
 #endif /* _FTV_DEVICE_H */

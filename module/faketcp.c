@@ -145,20 +145,20 @@ int ftv_faketcp_parse_options(const struct tcphdr *th,
 }
 
 /**
- * ftv_tcp_rcv_init - prepare a connection's receive tracker
+ * ftv_faketcp_rcv_init - prepare a connection's receive tracker
  * @rcv: tracker in a zeroed connection
  */
-void ftv_tcp_rcv_init(struct ftv_tcp_rcv *rcv)
+void ftv_faketcp_rcv_init(struct ftv_tcp_rcv *rcv)
 {
 	spin_lock_init(&rcv->lock);
 }
 
 /**
- * ftv_tcp_rcv_reset - acknowledge the peer's stream from @nxt on
+ * ftv_faketcp_rcv_reset - acknowledge the peer's stream from @nxt on
  * @rcv: the connection's tracker
  * @nxt: first sequence number of the peer's data, known from the handshake
  */
-void ftv_tcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt)
+void ftv_faketcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt)
 {
 	spin_lock_bh(&rcv->lock);
 	rcv->nr = 0;
@@ -216,7 +216,7 @@ static bool rcv_insert(struct ftv_tcp_rcv *rcv, u32 seq, u32 end)
 }
 
 /**
- * ftv_tcp_rcv_data - account for authenticated data from the peer
+ * ftv_faketcp_rcv_data - account for authenticated data from the peer
  * @rcv: the connection's tracker
  * @seq: sequence number of the segment's first byte
  * @end: sequence number after its last byte
@@ -230,8 +230,8 @@ static bool rcv_insert(struct ftv_tcp_rcv *rcv, u32 seq, u32 end)
  * %FTV_TCP_GAP_MS old, or %FTV_TCP_GAP_BYTES have arrived past it, the ACK
  * moves past it, as a real stack's would after the retransmission.
  */
-void ftv_tcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
-		      unsigned long now)
+void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+			  unsigned long now)
 {
 	unsigned long max_age = msecs_to_jiffies(FTV_TCP_GAP_MS);
 	unsigned int had_gap;

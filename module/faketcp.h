@@ -4,9 +4,29 @@
 #define _FTV_FAKETCP_H
 
 #include <linux/atomic.h>
+#include <linux/in6.h>
 #include <linux/spinlock.h>
 #include <linux/tcp.h>
 #include <linux/types.h>
+
+/**
+ * struct ftv_tuple - the outer 4-tuple of a connection, seen from this side
+ * @local: our address (IPv4 in @local.s6_addr32[0] when @family is AF_INET)
+ * @remote: the peer's address
+ * @local_port: our TCP port, network order
+ * @remote_port: the peer's TCP port, network order
+ * @family: AF_INET or AF_INET6
+ * @zero: always zero: the whole tuple is the connection table's key, so
+ *	it has no padding of unknown value
+ */
+struct ftv_tuple {
+	struct in6_addr local;
+	struct in6_addr remote;
+	__be16 local_port;
+	__be16 remote_port;
+	u8 family;
+	u8 zero[3];
+};
 
 /**
  * struct ftv_tcp_params - what goes into one fake TCP header
@@ -73,15 +93,15 @@ struct ftv_tcp_rcv {
 	} ranges[FTV_TCP_RCV_RANGES];
 };
 
-static inline u32 ftv_tcp_rcv_nxt(const struct ftv_tcp_rcv *rcv)
+static inline u32 ftv_faketcp_rcv_nxt(const struct ftv_tcp_rcv *rcv)
 {
 	return atomic_read(&rcv->nxt);
 }
 
-void ftv_tcp_rcv_init(struct ftv_tcp_rcv *rcv);
-void ftv_tcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt);
-void ftv_tcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
-		      unsigned long now);
+void ftv_faketcp_rcv_init(struct ftv_tcp_rcv *rcv);
+void ftv_faketcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt);
+void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+			  unsigned long now);
 
 unsigned int ftv_faketcp_hlen(u8 flags);
 void ftv_faketcp_write(struct tcphdr *th, __be16 sport, __be16 dport,

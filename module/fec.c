@@ -29,16 +29,13 @@
  */
 
 #include "fec.h"
-#include "conn.h"
-#include "device.h"
 #include "fec_code.h"
-#include "peer.h"
-#include "send.h"
 
 #include <linux/ftv.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
-#include <net/netlink.h>
+#include <linux/netdevice.h>
+#include <linux/workqueue.h>
 
 enum ftv_fec_limits {
 	/* Messages kept for rebuilding; a group spans at most 80. */
@@ -141,168 +138,122 @@ static const struct {
 };
 
 /**
- * ftv_fec_config - read a peer's FEC setting
- * @peer: the peer
+ * ftv_fec_snapshot - what ftvctl show says of a peer's FEC
+ * @fc: the FEC state of the peer's current connection, or NULL
+ * @setting: the peer's setting (ftv_fec_pack())
+ * @st: the peer's counters
+ * @snap: receives the figures
  *
- * Return: the setting, read in one go.
+ * The caller keeps @fc's connection from going for the call.
  */
-struct ftv_fec_config ftv_fec_config(struct ftv_peer *peer)
+void ftv_fec_snapshot(const struct ftv_fec_conn *fc, u32 setting,
+		      struct ftv_fec_stats *st, struct ftv_fec_snapshot *snap)
 {
-	u32 packed = READ_ONCE(peer->fec_setting);
-	struct ftv_fec_config cfg = {
-		.mode = packed,
-		.data = packed >> 8,
-		.repair = packed >> 16,
-	};
-
-	return cfg;
-}
-
-/**
- * ftv_fec_configure - change a peer's FEC setting
- * @peer: the peer
- * @mode: enum ftv_fec_mode
- * @data: K for FTV_FEC_FIXED, else ignored
- * @repair: M for FTV_FEC_FIXED, else ignored
- */
-void ftv_fec_configure(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
-{
-	if (mode != FTV_FEC_FIXED) {
-		data = 0;
-		repair = 0;
+	memset(snap, 0, sizeof(*snap));
+	if (fc && READ_ONCE(fc->peer_has_fec) &&
+	    ftv_fec_unpack(setting).mode != FTV_FEC_OFF) {
+		snap->active = true;
+		snap->k = READ_ONCE(fc->k);
+		snap->m = READ_ONCE(fc->m);
+		snap->loss_ppm = READ_ONCE(fc->peer_loss_ppm);
 	}
-	WRITE_ONCE(peer->fec_setting, mode | data << 8 | (u32)repair << 16);
-}
-
-static int put_nonzero_u64(struct sk_buff *skb, int attr, atomic64_t *v)
-{
-	u64 value = atomic64_read(v);
-
-	return value ? nla_put_u64_64bit(skb, attr, value, FTV_FEC_A_PAD) : 0;
-}
-
-/**
- * ftv_fec_put_stats - the peer's FEC counters as a netlink nest
- * @skb: the message
- * @peer: the peer
- * @attr: the nest's type
- *
- * Return: 0 or -EMSGSIZE.
- */
-int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr)
-{
-	struct ftv_fec_stats *st = &peer->fec_stats;
-	u8 active = 0, k = 0, m = 0;
-	struct ftv_conn *conn;
-	struct nlattr *nest;
-	u32 loss = 0;
-
-	rcu_read_lock_bh();
-	conn = rcu_dereference_bh(peer->conn);
-	if (conn && READ_ONCE(conn->fec.peer_has_fec) &&
-	    ftv_fec_config(peer).mode != FTV_FEC_OFF) {
-		active = 1;
-		k = READ_ONCE(conn->fec.k);
-		m = READ_ONCE(conn->fec.m);
-		loss = READ_ONCE(conn->fec.peer_loss_ppm);
-	}
-	rcu_read_unlock_bh();
-	nest = nla_nest_start(skb, attr);
-	if (!nest)
-		return -EMSGSIZE;
-	/* Zero values stay out, as in the drops nest: most peers have
-	 * sent no repair and rebuilt nothing.
-	 */
-	if (nla_put_u8(skb, FTV_FEC_A_ACTIVE, active) ||
-	    (active &&
-	     (nla_put_u8(skb, FTV_FEC_A_DATA, k) ||
-	      nla_put_u8(skb, FTV_FEC_A_REPAIR, m) ||
-	      nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, loss))) ||
-	    put_nonzero_u64(skb, FTV_FEC_A_REPAIR_SENT, &st->repair_sent) ||
-	    put_nonzero_u64(skb, FTV_FEC_A_REBUILT, &st->rebuilt) ||
-	    put_nonzero_u64(skb, FTV_FEC_A_GROUPS_LOST, &st->groups_lost)) {
-		nla_nest_cancel(skb, nest);
-		return -EMSGSIZE;
-	}
-	nla_nest_end(skb, nest);
-	return 0;
+	snap->repair_sent = atomic64_read(&st->repair_sent);
+	snap->rebuilt = atomic64_read(&st->rebuilt);
+	snap->groups_lost = atomic64_read(&st->groups_lost);
 }
 
 static void alloc_work(struct work_struct *work)
 {
-	struct ftv_conn *conn = container_of(work, struct ftv_conn,
-					     fec.alloc_work);
-	atomic_t *count = &conn->device->fec_rx_count;
+	struct ftv_fec_conn *fc = container_of(work, struct ftv_fec_conn,
+					       alloc_work);
 	struct ftv_fec_rx *rx;
 
-	if (!atomic_add_unless(count, 1, FTV_FEC_RX_MAX))
+	if (!atomic_add_unless(fc->rx_count, 1, FTV_FEC_RX_MAX))
 		return;
 	rx = kvzalloc(sizeof(*rx), GFP_KERNEL);
 	if (!rx) {
-		atomic_dec(count);
+		atomic_dec(fc->rx_count);
 		return;
 	}
-	pr_debug("%s: FEC state of %u:%u created\n", conn->device->dev->name,
-		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
+	pr_debug("%s: FEC state of %u:%u created\n", fc->dev->name,
+		 ntohs(fc->local_port), ntohs(fc->remote_port));
 	/* Pairs with the acquire in rx_of(). */
-	smp_store_release(&conn->fec.rx, rx);
+	smp_store_release(&fc->rx, rx);
 }
 
-/* Free @conn's receive state, which no receive job uses any more. */
-static void free_rx(struct ftv_conn *conn)
+/* Free the receive state, which no receive job uses any more. */
+static void free_rx(struct ftv_fec_conn *fc)
 {
-	cancel_work_sync(&conn->fec.alloc_work);
-	if (conn->fec.rx) {
-		kvfree(conn->fec.rx);
-		conn->fec.rx = NULL;
-		atomic_dec(&conn->device->fec_rx_count);
-		pr_debug("%s: FEC state of %u:%u destroyed\n",
-			 conn->device->dev->name,
-			 ntohs(conn->tuple.local_port),
-			 ntohs(conn->tuple.remote_port));
+	cancel_work_sync(&fc->alloc_work);
+	if (fc->rx) {
+		kvfree(fc->rx);
+		fc->rx = NULL;
+		atomic_dec(fc->rx_count);
+		pr_debug("%s: FEC state of %u:%u destroyed\n", fc->dev->name,
+			 ntohs(fc->local_port), ntohs(fc->remote_port));
 	}
 }
 
 /**
  * ftv_fec_conn_init - FEC state of a new connection
- * @conn: the connection
+ * @fc: the connection's
+ * @st: its peer's counters, which outlive the connection; the loss
+ *	estimates start from the last ones of the peer's
+ * @setting: its peer's setting (ftv_fec_pack()), read as it changes
+ * @rx_count: its device's count of receive states (at most
+ *	FTV_FEC_RX_MAX), which outlives the connection
+ * @dev: its device, for messages
+ * @local_port: the connection's local port, for messages
+ * @remote_port: its remote port
  */
-void ftv_fec_conn_init(struct ftv_conn *conn)
+void ftv_fec_conn_init(struct ftv_fec_conn *fc, struct ftv_fec_stats *st,
+		       const u32 *setting, atomic_t *rx_count,
+		       struct net_device *dev, __be16 local_port,
+		       __be16 remote_port)
 {
-	struct ftv_fec_stats *st = &conn->peer->fec_stats;
-
-	INIT_WORK(&conn->fec.alloc_work, alloc_work);
-	conn->fec.peer_loss_ppm = READ_ONCE(st->last_peer_loss_ppm);
-	conn->fec.loss_ppm = READ_ONCE(st->last_loss_ppm);
+	fc->stats = st;
+	fc->setting = setting;
+	fc->rx_count = rx_count;
+	fc->dev = dev;
+	fc->local_port = local_port;
+	fc->remote_port = remote_port;
+	INIT_WORK(&fc->alloc_work, alloc_work);
+	fc->peer_loss_ppm = READ_ONCE(st->last_peer_loss_ppm);
+	fc->loss_ppm = READ_ONCE(st->last_loss_ppm);
 }
 
 /**
  * ftv_fec_conn_uninit - free it
- * @conn: a connection nothing uses any more
+ * @fc: the FEC state of a connection nothing uses any more
  *
  * May sleep.
  */
-void ftv_fec_conn_uninit(struct ftv_conn *conn)
+void ftv_fec_conn_uninit(struct ftv_fec_conn *fc)
 {
-	free_rx(conn);
+	free_rx(fc);
 }
 
 /**
  * ftv_fec_conn_retire - free a retired connection's receive state early
- * @conn: a connection that opens nothing any more: its keys are going,
- *	and no receive job holds it
+ * @fc: the FEC state of a connection that opens nothing any more: its
+ *	keys are going, and no receive job holds it
  *
  * It would otherwise stay through the minute a connection lingers. May
  * sleep.
  */
-void ftv_fec_conn_retire(struct ftv_conn *conn)
+void ftv_fec_conn_retire(struct ftv_fec_conn *fc)
 {
-	free_rx(conn);
+	free_rx(fc);
+}
+
+static struct ftv_fec_config setting_of(const struct ftv_fec_conn *fc)
+{
+	return ftv_fec_unpack(READ_ONCE(*fc->setting));
 }
 
 /**
  * ftv_fec_plan - the K:M of a transmit job
- * @conn: its connection
+ * @fc: its connection's FEC state
  * @segs: data messages in the job
  * @k: receives K, 0 for no repair at all
  * @m: receives M
@@ -311,32 +262,31 @@ void ftv_fec_conn_retire(struct ftv_conn *conn)
  * caller has checked that every message of the job, and a repair message
  * as long, fit, and that a lone packet is worth protecting.
  */
-void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m)
+void ftv_fec_plan(struct ftv_fec_conn *fc, unsigned int segs, u8 *k, u8 *m)
 {
-	struct ftv_fec_config cfg = ftv_fec_config(conn->peer);
+	struct ftv_fec_config cfg = setting_of(fc);
 	u32 loss;
 	int i;
 
 	*k = 0;
 	*m = 0;
-	if (!segs || cfg.mode == FTV_FEC_OFF ||
-	    !READ_ONCE(conn->fec.peer_has_fec))
+	if (!segs || cfg.mode == FTV_FEC_OFF || !READ_ONCE(fc->peer_has_fec))
 		return;
 	if (cfg.mode == FTV_FEC_FIXED) {
 		*k = cfg.data;
 		*m = cfg.repair;
 	} else {
 		/* A margin over what was measured: loss comes in spells. */
-		loss = READ_ONCE(conn->fec.peer_loss_ppm);
+		loss = READ_ONCE(fc->peer_loss_ppm);
 		loss += loss / 2;
 		for (i = 0; loss >= auto_table[i].loss_ppm; ++i)
 			;
 		*k = auto_table[i].k;
 		*m = auto_table[i].m;
 	}
-	if (READ_ONCE(conn->fec.k) != *k || READ_ONCE(conn->fec.m) != *m) {
-		WRITE_ONCE(conn->fec.k, *k);
-		WRITE_ONCE(conn->fec.m, *m);
+	if (READ_ONCE(fc->k) != *k || READ_ONCE(fc->m) != *m) {
+		WRITE_ONCE(fc->k, *k);
+		WRITE_ONCE(fc->m, *m);
 	}
 }
 
@@ -427,13 +377,14 @@ unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m)
  * @kg: how many
  * @mg: the group's repair messages
  * @j: which one to build
+ * @headroom: room to leave in front, for the headers it gets sealed
  *
  * Return: an skb with the repair message's plaintext and room to seal
  * it, or NULL.
  */
 struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int kg, unsigned int mg,
-			       unsigned int j)
+			       unsigned int j, unsigned int headroom)
 {
 	unsigned int len[FTV_FEC_CODE_MAX_DATA], block_len = 0, i;
 	u8 *data[FTV_FEC_CODE_MAX_DATA];
@@ -445,25 +396,24 @@ struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 		len[i] = members[i]->len;
 		block_len = max(block_len, len[i]);
 	}
-	skb = alloc_skb(FTV_SEND_HEADROOM + FTV_FEC_REPAIR_HLEN + block_len +
+	skb = alloc_skb(headroom + FTV_FEC_REPAIR_HLEN + block_len +
 			FTV_TAG_SIZE, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, FTV_SEND_HEADROOM);
+	skb_reserve(skb, headroom);
 	msg = skb_put(skb, FTV_FEC_REPAIR_HLEN + block_len);
 	msg->type = FTV_CONTROL_REPAIR;
 	msg->data = kg;
 	msg->repair = mg;
 	msg->index = j;
-	ftv_fec_encode(kg, j, data, len, block_len, msg->block);
+	ftv_fec_code_encode(kg, j, data, len, block_len, msg->block);
 	return skb;
 }
 
 /* Round trip samples from the timestamps the peer echoes. */
-static void sample_rtt(struct ftv_conn *conn, u32 tsecr)
+static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
 {
-	u32 rtt = ftv_conn_tsval(conn) - tsecr;
-	struct ftv_fec_conn *fc = &conn->fec;
+	u32 rtt = tsval - tsecr;
 
 	if (rtt > FTV_FEC_WAIT_MAX_MS * 10)
 		return;
@@ -472,8 +422,9 @@ static void sample_rtt(struct ftv_conn *conn, u32 tsecr)
 
 /**
  * ftv_fec_received - count an authenticated message for the loss rate
- * @conn: its connection
+ * @fc: its connection's FEC state
  * @counter: its counter
+ * @tsval: the connection's timestamp clock now (ftv_conn_tsval())
  * @tsecr: its timestamp echo
  * @has_ts: @tsecr is valid
  *
@@ -484,15 +435,14 @@ static void sample_rtt(struct ftv_conn *conn, u32 tsecr)
  *
  * Return: true when a loss report is due to a peer that knows FEC.
  */
-bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
-		      bool has_ts)
+bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
+		      u32 tsecr, bool has_ts)
 {
-	struct ftv_fec_conn *fc = &conn->fec;
 	u64 advanced, lost;
 	u32 ppm;
 
 	if (has_ts)
-		sample_rtt(conn, tsecr);
+		sample_rtt(fc, tsval, tsecr);
 	if (!fc->interval_seen && !fc->greatest) {
 		fc->interval_start = counter;
 		fc->interval_began = jiffies;
@@ -522,7 +472,7 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 	else
 		ppm = (7 * fc->loss_ppm + ppm) / 8;
 	WRITE_ONCE(fc->loss_ppm, ppm);
-	WRITE_ONCE(conn->peer->fec_stats.last_loss_ppm, ppm);
+	WRITE_ONCE(fc->stats->last_loss_ppm, ppm);
 	fc->interval_start = fc->greatest;
 	fc->interval_began = jiffies;
 	fc->interval_seen = 0;
@@ -531,28 +481,27 @@ bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
 
 /**
  * ftv_fec_hello - the peer says what it can do
- * @conn: the connection it came on
+ * @fc: the FEC state of the connection it came on
  * @skb: the opened struct ftv_msg_hello, linear
  *
  * Sealed, so that nobody on the path can take FEC away from the two ends
  * (as stripping a flag from a handshake's padding could) or make one end
  * believe the other has it.
  */
-void ftv_fec_hello(struct ftv_conn *conn, const struct sk_buff *skb)
+void ftv_fec_hello(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 {
 	const struct ftv_msg_hello *msg = (const void *)skb->data;
 
 	if (skb->len >= sizeof(*msg))
-		WRITE_ONCE(conn->fec.peer_has_fec,
-			   !!(msg->flags & FTV_HELLO_F_FEC));
+		WRITE_ONCE(fc->peer_has_fec, !!(msg->flags & FTV_HELLO_F_FEC));
 }
 
 /**
  * ftv_fec_loss_report - the peer says how much of ours it lost
- * @conn: the connection it came on
+ * @fc: the FEC state of the connection it came on
  * @skb: the opened struct ftv_msg_loss, linear
  */
-void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb)
+void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 {
 	const struct ftv_msg_loss *msg = (const void *)skb->data;
 	u32 ppm;
@@ -560,14 +509,14 @@ void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb)
 	if (skb->len < sizeof(*msg))
 		return;
 	ppm = min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000);
-	WRITE_ONCE(conn->fec.peer_loss_ppm, ppm);
-	WRITE_ONCE(conn->peer->fec_stats.last_peer_loss_ppm, ppm);
+	WRITE_ONCE(fc->peer_loss_ppm, ppm);
+	WRITE_ONCE(fc->stats->last_peer_loss_ppm, ppm);
 }
 
-static struct ftv_fec_rx *rx_of(struct ftv_conn *conn)
+static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
 {
 	/* Pairs with the release in alloc_work(). */
-	return smp_load_acquire(&conn->fec.rx);
+	return smp_load_acquire(&fc->rx);
 }
 
 static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
@@ -584,10 +533,10 @@ static struct ftv_fec_slot *find(struct ftv_fec_rx *rx, u64 counter,
 	return slot->kind == kind && slot->counter == counter ? slot : NULL;
 }
 
-static void give_up(struct ftv_conn *conn, struct ftv_fec_group *group)
+static void give_up(struct ftv_fec_conn *fc, struct ftv_fec_group *group)
 {
 	group->pending = false;
-	atomic64_inc(&conn->peer->fec_stats.groups_lost);
+	atomic64_inc(&fc->stats->groups_lost);
 }
 
 /* Rebuild @group's missing data from its repair messages into the
@@ -626,13 +575,13 @@ static int decode(struct ftv_fec_rx *rx, struct ftv_fec_group *group,
 		}
 		data[i] = slot->block;
 	}
-	return ftv_fec_decode(group->k, data, len, block_len, idx, rep, n);
+	return ftv_fec_code_decode(group->k, data, len, block_len, idx, rep, n);
 }
 
 /* Rebuild @group if enough of it is there; hand each rebuilt message to
  * @rebuilt.
  */
-static void try_group(struct ftv_conn *conn, struct ftv_fec_rx *rx,
+static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		      struct ftv_fec_group *group, ftv_fec_rebuilt_t rebuilt,
 		      void *arg)
 {
@@ -656,7 +605,7 @@ static void try_group(struct ftv_conn *conn, struct ftv_fec_rx *rx,
 	if (nrep < missing)
 		return;
 	if (decode(rx, group, nrep)) {
-		give_up(conn, group);
+		give_up(fc, group);
 		return;
 	}
 	group->pending = false;
@@ -673,14 +622,14 @@ static void try_group(struct ftv_conn *conn, struct ftv_fec_rx *rx,
 		if (!skb)
 			continue;
 		skb_put_data(skb, slot->block, block_len);
-		atomic64_inc(&conn->peer->fec_stats.rebuilt);
-		rebuilt(conn, counter, skb, arg);
+		atomic64_inc(&fc->stats->rebuilt);
+		rebuilt(arg, counter, skb);
 	}
 }
 
 /**
  * ftv_fec_keep - keep an opened data message for rebuilding its group
- * @conn: its connection
+ * @fc: its connection's FEC state
  * @counter: its counter
  * @skb: the inner packet, linear
  * @rebuilt: receives each data message this lets us rebuild
@@ -690,11 +639,11 @@ static void try_group(struct ftv_conn *conn, struct ftv_fec_rx *rx,
  * any group is not kept). A message that completes what a waiting group
  * needs, having come after its repair messages, rebuilds the rest.
  */
-void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
+void ftv_fec_keep(struct ftv_fec_conn *fc, u64 counter,
 		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		  void *arg)
 {
-	struct ftv_fec_rx *rx = rx_of(conn);
+	struct ftv_fec_rx *rx = rx_of(fc);
 	struct ftv_fec_group *group;
 	struct ftv_fec_slot *slot;
 	int i;
@@ -710,14 +659,14 @@ void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
 		group = &rx->group[i];
 		if (group->pending && counter >= group->base &&
 		    counter < group->base + group->k)
-			try_group(conn, rx, group, rebuilt, arg);
+			try_group(fc, rx, group, rebuilt, arg);
 	}
 }
 
 /* The group @base, or an entry for it: a free one, else the one waiting
  * the longest, which is given up.
  */
-static struct ftv_fec_group *group_for(struct ftv_conn *conn,
+static struct ftv_fec_group *group_for(struct ftv_fec_conn *fc,
 				       struct ftv_fec_rx *rx, u64 base)
 {
 	struct ftv_fec_group *group, *victim = NULL;
@@ -734,7 +683,7 @@ static struct ftv_fec_group *group_for(struct ftv_conn *conn,
 			victim = group;
 	}
 	if (victim->pending)
-		give_up(conn, victim);
+		give_up(fc, victim);
 	memset(victim, 0, sizeof(*victim));
 	victim->base = base;
 	return victim;
@@ -742,19 +691,21 @@ static struct ftv_fec_group *group_for(struct ftv_conn *conn,
 
 /**
  * ftv_fec_rebuild - take a repair message, and rebuild what it can
- * @conn: its connection
+ * @fc: its connection's FEC state
+ * @live: the connection is not retired (only a live one gets receive
+ *	state)
  * @counter: its counter
  * @skb: the opened struct ftv_msg_repair, linear
  * @rebuilt: receives each data message rebuilt, as an skb of the group's
  *	block length, whose packet says how many of those bytes are its own
  * @arg: for @rebuilt
  */
-void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
+void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 		     const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		     void *arg)
 {
 	const struct ftv_msg_repair *msg = (const void *)skb->data;
-	struct ftv_fec_rx *rx = rx_of(conn);
+	struct ftv_fec_rx *rx = rx_of(fc);
 	unsigned int block_len, wait;
 	struct ftv_fec_group *group;
 	struct ftv_fec_slot *slot;
@@ -774,11 +725,10 @@ void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
 		 * it: from now on, keep what comes. Nothing else costs the
 		 * memory, whatever the peer sends.
 		 */
-		if (!conn->fec.alloc_queued && READ_ONCE(conn->fec.peer_has_fec) &&
-		    ftv_fec_config(conn->peer).mode != FTV_FEC_OFF &&
-		    READ_ONCE(conn->state) <= FTV_CONN_ESTABLISHED) {
-			conn->fec.alloc_queued = true;
-			queue_work(ftv_wq, &conn->fec.alloc_work);
+		if (live && !fc->alloc_queued && READ_ONCE(fc->peer_has_fec) &&
+		    setting_of(fc).mode != FTV_FEC_OFF) {
+			fc->alloc_queued = true;
+			queue_work(system_wq, &fc->alloc_work);
 		}
 		return;
 	}
@@ -789,9 +739,9 @@ void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
 	slot->len = block_len;
 	memcpy(slot->block, msg->block, block_len);
 
-	group = group_for(conn, rx, counter - msg->data - msg->index);
+	group = group_for(fc, rx, counter - msg->data - msg->index);
 	if (!group->k) {
-		wait = clamp_t(unsigned int, conn->fec.srtt_ms,
+		wait = clamp_t(unsigned int, fc->srtt_ms,
 			       FTV_FEC_WAIT_MIN_MS, FTV_FEC_WAIT_MAX_MS);
 		group->k = msg->data;
 		group->m = msg->repair;
@@ -800,20 +750,20 @@ void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
 	}
 	if (group->pending && group->k == msg->data &&
 	    group->m == msg->repair)
-		try_group(conn, rx, group, rebuilt, arg);
+		try_group(fc, rx, group, rebuilt, arg);
 }
 
 /**
  * ftv_fec_expire - give up the groups that waited too long
- * @conn: the connection
+ * @fc: the connection's FEC state
  *
  * A data message that arrives for a pending group is looked at by the
  * next repair message, or here: whatever is still missing after the
  * deadline is lost for good.
  */
-void ftv_fec_expire(struct ftv_conn *conn)
+void ftv_fec_expire(struct ftv_fec_conn *fc)
 {
-	struct ftv_fec_rx *rx = rx_of(conn);
+	struct ftv_fec_rx *rx = rx_of(fc);
 	struct ftv_fec_group *group;
 	int i;
 
@@ -822,6 +772,6 @@ void ftv_fec_expire(struct ftv_conn *conn)
 	for (i = 0; i < FTV_FEC_GROUPS; ++i) {
 		group = &rx->group[i];
 		if (group->pending && time_after(jiffies, group->deadline))
-			give_up(conn, group);
+			give_up(fc, group);
 	}
 }

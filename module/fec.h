@@ -15,9 +15,8 @@
  */
 #define FTV_FEC_LONE_MIN 128
 
-struct ftv_conn;
-struct ftv_peer;
 struct ftv_fec_rx;
+struct net_device;
 
 /**
  * struct ftv_fec_config - a peer's FEC setting
@@ -30,6 +29,25 @@ struct ftv_fec_config {
 	u8 data;
 	u8 repair;
 };
+
+/* A setting in one u32, so that it is read and written in one go (the
+ * peer keeps it so, peer.c).
+ */
+static inline u32 ftv_fec_pack(u8 mode, u8 data, u8 repair)
+{
+	return mode | data << 8 | (u32)repair << 16;
+}
+
+static inline struct ftv_fec_config ftv_fec_unpack(u32 packed)
+{
+	struct ftv_fec_config cfg = {
+		.mode = packed,
+		.data = packed >> 8,
+		.repair = packed >> 16,
+	};
+
+	return cfg;
+}
 
 /**
  * struct ftv_fec_stats - a peer's FEC counters
@@ -50,7 +68,35 @@ struct ftv_fec_stats {
 };
 
 /**
+ * struct ftv_fec_snapshot - a peer's FEC as ftvctl show gives it
+ * @active: the current connection's peer knows FEC and the setting is
+ *	not off; @k, @m and @loss_ppm are then its own
+ * @k: K of the last group sent
+ * @m: M of the last group sent
+ * @loss_ppm: the loss the peer last reported
+ * @repair_sent: the peer's counters (struct ftv_fec_stats)
+ * @rebuilt: ditto
+ * @groups_lost: ditto
+ */
+struct ftv_fec_snapshot {
+	bool active;
+	u8 k;
+	u8 m;
+	u32 loss_ppm;
+	u64 repair_sent;
+	u64 rebuilt;
+	u64 groups_lost;
+};
+
+/**
  * struct ftv_fec_conn - FEC on one connection
+ * @stats: the peer's counters; the connection holds the peer
+ * @setting: the peer's setting (ftv_fec_pack()), read as it changes
+ * @rx_count: the device's count of receive states; the device outlives
+ *	its connections
+ * @dev: the device, for messages
+ * @local_port: the connection's local port, for messages
+ * @remote_port: its remote port
  * @peer_has_fec: the peer's hello (its first sealed message) said it
  *	knows FEC
  * @k: K of the last group sent (0: none), for ftvctl show
@@ -71,10 +117,18 @@ struct ftv_fec_stats {
  * @alloc_queued: @alloc_work was queued
  * @alloc_work: allocates @rx in process context
  *
- * Everything but @k, @m and @peer_loss_ppm (the sending side) belongs to
- * the connection's receive serial step (queue.c), one CPU at a time.
+ * The first six are set by ftv_fec_conn_init() and only read after.
+ * Of the rest, everything but @k, @m and @peer_loss_ppm (the sending
+ * side) belongs to the connection's receive serial step (queue.c), one
+ * CPU at a time.
  */
 struct ftv_fec_conn {
+	struct ftv_fec_stats *stats;
+	const u32 *setting;
+	atomic_t *rx_count;
+	struct net_device *dev;
+	__be16 local_port;
+	__be16 remote_port;
 	bool peer_has_fec;
 	u8 k;
 	u8 m;
@@ -91,17 +145,18 @@ struct ftv_fec_conn {
 };
 
 /* Receives a data message rebuilt from repair messages (fec.c). */
-typedef void (*ftv_fec_rebuilt_t)(struct ftv_conn *conn, u64 counter,
-				  struct sk_buff *skb, void *arg);
+typedef void (*ftv_fec_rebuilt_t)(void *arg, u64 counter, struct sk_buff *skb);
 
-struct ftv_fec_config ftv_fec_config(struct ftv_peer *peer);
-void ftv_fec_configure(struct ftv_peer *peer, u8 mode, u8 data, u8 repair);
-int ftv_fec_put_stats(struct sk_buff *skb, struct ftv_peer *peer, int attr);
+void ftv_fec_snapshot(const struct ftv_fec_conn *fc, u32 setting,
+		      struct ftv_fec_stats *st, struct ftv_fec_snapshot *snap);
 
-void ftv_fec_conn_init(struct ftv_conn *conn);
-void ftv_fec_conn_uninit(struct ftv_conn *conn);
-void ftv_fec_conn_retire(struct ftv_conn *conn);
-void ftv_fec_plan(struct ftv_conn *conn, unsigned int segs, u8 *k, u8 *m);
+void ftv_fec_conn_init(struct ftv_fec_conn *fc, struct ftv_fec_stats *st,
+		       const u32 *setting, atomic_t *rx_count,
+		       struct net_device *dev, __be16 local_port,
+		       __be16 remote_port);
+void ftv_fec_conn_uninit(struct ftv_fec_conn *fc);
+void ftv_fec_conn_retire(struct ftv_fec_conn *fc);
+void ftv_fec_plan(struct ftv_fec_conn *fc, unsigned int segs, u8 *k, u8 *m);
 unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
 				unsigned int g);
 unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
@@ -110,17 +165,17 @@ unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m);
 unsigned int ftv_fec_loss_unit(unsigned int n, unsigned int k, unsigned int m);
 struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int kg, unsigned int mg,
-			       unsigned int j);
-bool ftv_fec_received(struct ftv_conn *conn, u64 counter, u32 tsecr,
-		      bool has_ts);
-void ftv_fec_hello(struct ftv_conn *conn, const struct sk_buff *skb);
-void ftv_fec_loss_report(struct ftv_conn *conn, const struct sk_buff *skb);
-void ftv_fec_keep(struct ftv_conn *conn, u64 counter,
+			       unsigned int j, unsigned int headroom);
+bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
+		      u32 tsecr, bool has_ts);
+void ftv_fec_hello(struct ftv_fec_conn *fc, const struct sk_buff *skb);
+void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb);
+void ftv_fec_keep(struct ftv_fec_conn *fc, u64 counter,
 		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		  void *arg);
-void ftv_fec_rebuild(struct ftv_conn *conn, u64 counter,
+void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 		     const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		     void *arg);
-void ftv_fec_expire(struct ftv_conn *conn);
+void ftv_fec_expire(struct ftv_fec_conn *fc);
 
 #endif /* _FTV_FEC_H */

@@ -76,7 +76,7 @@ static void mul_set(u8 *dst, const u8 *src, u8 c, unsigned int n)
 }
 
 /**
- * ftv_fec_encode - compute one repair block of a group
+ * ftv_fec_code_encode - compute one repair block of a group
  * @k: data blocks in the group, 1 to FTV_FEC_CODE_MAX_DATA
  * @j: which repair block, 0 to FTV_FEC_CODE_MAX_REPAIR - 1
  * @data: the data blocks
@@ -84,9 +84,9 @@ static void mul_set(u8 *dst, const u8 *src, u8 c, unsigned int n)
  * @block_len: the longest of @len
  * @repair: receives the @block_len bytes of repair block @j
  */
-void ftv_fec_encode(unsigned int k, unsigned int j, u8 *const data[],
-		    const unsigned int len[], unsigned int block_len,
-		    u8 *repair)
+void ftv_fec_code_encode(unsigned int k, unsigned int j, u8 *const data[],
+			 const unsigned int len[], unsigned int block_len,
+			 u8 *repair)
 {
 	unsigned int i;
 
@@ -135,7 +135,7 @@ static bool invert(u8 a[][FTV_FEC_CODE_MAX_REPAIR], unsigned int n)
 }
 
 /**
- * ftv_fec_decode - rebuild a group's missing data blocks
+ * ftv_fec_code_decode - rebuild a group's missing data blocks
  * @k: data blocks in the group
  * @data: the k data blocks; a missing one is a buffer of @block_len bytes
  *	to fill in
@@ -151,9 +151,9 @@ static bool invert(u8 a[][FTV_FEC_CODE_MAX_REPAIR], unsigned int n)
  *
  * Return: 0, or -EINVAL if too few repair blocks arrived.
  */
-int ftv_fec_decode(unsigned int k, u8 *data[], const unsigned int len[],
-		   unsigned int block_len, const unsigned int repair_index[],
-		   u8 *const repair[], unsigned int nr_repair)
+int ftv_fec_code_decode(unsigned int k, u8 *data[], const unsigned int len[],
+			unsigned int block_len, const unsigned int repair_index[],
+			u8 *const repair[], unsigned int nr_repair)
 {
 	u8 a[FTV_FEC_CODE_MAX_REPAIR][FTV_FEC_CODE_MAX_REPAIR];
 	unsigned int lost[FTV_FEC_CODE_MAX_REPAIR];

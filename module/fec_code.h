@@ -13,12 +13,12 @@ enum ftv_fec_code_limits {
 
 int ftv_fec_code_init(void);
 void ftv_fec_code_uninit(void);
-void ftv_fec_encode(unsigned int k, unsigned int j, u8 *const data[],
-		    const unsigned int len[], unsigned int block_len,
-		    u8 *repair);
-int ftv_fec_decode(unsigned int k, u8 *data[], const unsigned int len[],
-		   unsigned int block_len, const unsigned int repair_index[],
-		   u8 *const repair[], unsigned int nr_repair);
+void ftv_fec_code_encode(unsigned int k, unsigned int j, u8 *const data[],
+			 const unsigned int len[], unsigned int block_len,
+			 u8 *repair);
+int ftv_fec_code_decode(unsigned int k, u8 *data[], const unsigned int len[],
+			unsigned int block_len, const unsigned int repair_index[],
+			u8 *const repair[], unsigned int nr_repair);
 
 #ifdef DEBUG
 bool ftv_fec_code_selftest(void);

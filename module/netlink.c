@@ -15,7 +15,6 @@
 #include "fec.h"
 #include "peer.h"
 #include "token.h"
-#include "timers.h"
 
 #include <linux/ftv.h>
 #include <linux/rtnetlink.h>
@@ -201,16 +200,56 @@ static u8 peer_state(struct ftv_peer *peer)
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 
+static int put_nonzero_u64(struct sk_buff *skb, int attr, u64 value)
+{
+	return value ? nla_put_u64_64bit(skb, attr, value, FTV_FEC_A_PAD) : 0;
+}
+
+/* The peer's FEC counters, and what its current connection uses. */
+static int put_fec_stats(struct sk_buff *skb, struct ftv_peer *peer,
+			 u32 setting)
+{
+	struct ftv_fec_snapshot snap;
+	struct ftv_conn *conn;
+	struct nlattr *nest;
+
+	rcu_read_lock_bh();
+	conn = rcu_dereference_bh(peer->conn);
+	ftv_fec_snapshot(conn ? &conn->fec : NULL, setting, &peer->fec_stats,
+			 &snap);
+	rcu_read_unlock_bh();
+	nest = nla_nest_start(skb, FTV_PEER_A_FEC_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	/* Zero values stay out, as in the drops nest: most peers have
+	 * sent no repair and rebuilt nothing.
+	 */
+	if (nla_put_u8(skb, FTV_FEC_A_ACTIVE, snap.active) ||
+	    (snap.active &&
+	     (nla_put_u8(skb, FTV_FEC_A_DATA, snap.k) ||
+	      nla_put_u8(skb, FTV_FEC_A_REPAIR, snap.m) ||
+	      nla_put_u32(skb, FTV_FEC_A_LOSS_PPM, snap.loss_ppm))) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_REPAIR_SENT, snap.repair_sent) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_REBUILT, snap.rebuilt) ||
+	    put_nonzero_u64(skb, FTV_FEC_A_GROUPS_LOST, snap.groups_lost)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int put_fec(struct sk_buff *skb, struct ftv_peer *peer)
 {
-	struct ftv_fec_config fec = ftv_fec_config(peer);
+	u32 setting = READ_ONCE(peer->fec_setting);
+	struct ftv_fec_config fec = ftv_fec_unpack(setting);
 
 	if (nla_put_u8(skb, FTV_PEER_A_FEC_MODE, fec.mode) ||
 	    (fec.mode == FTV_FEC_FIXED &&
 	     (nla_put_u8(skb, FTV_PEER_A_FEC_DATA, fec.data) ||
 	      nla_put_u8(skb, FTV_PEER_A_FEC_REPAIR, fec.repair))))
 		return -EMSGSIZE;
-	return ftv_fec_put_stats(skb, peer, FTV_PEER_A_FEC_STATS);
+	return put_fec_stats(skb, peer, setting);
 }
 
 /* Everything about the peer but its allowed-ips. */
@@ -830,16 +869,6 @@ static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
 	}
 }
 
-static void apply_keepalive(struct ftv_peer *peer, struct nlattr *attr)
-{
-	if (!attr)
-		return;
-	WRITE_ONCE(peer->persistent_keepalive, nla_get_u16(attr));
-	ftv_timers_keepalive_changed(peer);
-	if (peer->persistent_keepalive)
-		ftv_timers_want_connection(peer);
-}
-
 static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		      struct netlink_ext_ack *extack)
 {
@@ -858,13 +887,15 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		}
 	}
 	apply_endpoint(peer, tb, flags);
-	apply_keepalive(peer, tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]);
+	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE])
+		ftv_peer_set_keepalive(peer,
+				       nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]));
 	if (tb[FTV_PEER_A_FEC_MODE])
-		ftv_fec_configure(peer, nla_get_u8(tb[FTV_PEER_A_FEC_MODE]),
-				  tb[FTV_PEER_A_FEC_DATA] ?
-				  nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) : 0,
-				  tb[FTV_PEER_A_FEC_REPAIR] ?
-				  nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
+		ftv_peer_set_fec(peer, nla_get_u8(tb[FTV_PEER_A_FEC_MODE]),
+				 tb[FTV_PEER_A_FEC_DATA] ?
+				 nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) : 0,
+				 tb[FTV_PEER_A_FEC_REPAIR] ?
+				 nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
 	ret = apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
 			       flags & FTV_PEER_F_REPLACE_ALLOWEDIPS);
 	if (ret)

@@ -46,7 +46,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	spin_lock_init(&peer->lock);
 	INIT_LIST_HEAD(&peer->allowedips_list);
 	INIT_LIST_HEAD(&peer->conns);
-	ftv_fec_configure(peer, FTV_FEC_AUTO, 0, 0);
+	ftv_peer_set_fec(peer, FTV_FEC_AUTO, 0, 0);
 	skb_queue_head_init(&peer->staged);
 	kref_init(&peer->refcount);
 	ftv_timers_init(peer);
@@ -245,6 +245,41 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 	peer->endpoint = *endpoint;
 	peer->endpoint_configured = endpoint->addr.sa_family != AF_UNSPEC;
 	spin_unlock_bh(&peer->lock);
+}
+
+/**
+ * ftv_peer_set_keepalive - change how often the peer hears from us when
+ *	nothing else goes to it
+ * @peer: the peer
+ * @seconds: the interval, 0 for none
+ *
+ * A peer given one is dialled at once, so that the keepalives hold its
+ * path (a NAT mapping, say) open from now on.
+ */
+void ftv_peer_set_keepalive(struct ftv_peer *peer, u16 seconds)
+{
+	WRITE_ONCE(peer->persistent_keepalive, seconds);
+	ftv_timers_keepalive_changed(peer);
+	if (seconds)
+		ftv_timers_want_connection(peer);
+}
+
+/**
+ * ftv_peer_set_fec - change the peer's forward error correction
+ * @peer: the peer
+ * @mode: enum ftv_fec_mode
+ * @data: K for FTV_FEC_FIXED, else ignored
+ * @repair: M for FTV_FEC_FIXED, else ignored
+ *
+ * Read as it changes by the peer's connections (fec.c).
+ */
+void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
+{
+	if (mode != FTV_FEC_FIXED) {
+		data = 0;
+		repair = 0;
+	}
+	WRITE_ONCE(peer->fec_setting, ftv_fec_pack(mode, data, repair));
 }
 
 /* Returns whether the peer moved from a known endpoint. */

@@ -37,6 +37,16 @@ static inline void ftv_drops_inc(struct ftv_drops *drops,
 	atomic64_inc(&drops->count[reason]);
 }
 
+/* Drop a received segment for @reason: counted there and in rx_errors. */
+static inline void ftv_drops_skb(struct ftv_drops *drops,
+				 enum ftv_drops_attr reason,
+				 struct net_device *dev, struct sk_buff *skb)
+{
+	ftv_drops_inc(drops, reason);
+	DEV_STATS_INC(dev, rx_errors);
+	kfree_skb(skb);
+}
+
 /**
  * struct ftv_endpoint - where a peer's outer segments go
  * @addr: generic view; family AF_UNSPEC when unknown
@@ -73,7 +83,8 @@ struct ftv_endpoint {
  * @conns: every published connection of the peer, whatever its state,
  *	under the device's conn_lock; removing the peer kills them all
  * @token: the token key of @preshared_key, when one is set
- * @fec_setting: enum ftv_fec_mode | K << 8 | M << 16 (fec.c)
+ * @fec_setting: enum ftv_fec_mode | K << 8 | M << 16 (ftv_fec_pack()),
+ *	set by ftv_peer_set_fec()
  * @fec_stats: FEC's counters for this peer
  * @staged: packets waiting for a session
  * @connect_work: opens a connection from process context
@@ -147,6 +158,8 @@ struct ftv_peer *ftv_peer_lookup(struct ftv_device *fdev,
 struct ftv_peer *ftv_peer_get_maybe_zero(struct ftv_peer *peer);
 void ftv_peer_put(struct ftv_peer *peer);
 int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk);
+void ftv_peer_set_keepalive(struct ftv_peer *peer, u16 seconds);
+void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair);
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);

@@ -23,15 +23,17 @@
  * on an idle connection: the producer does the crypto itself and hands the
  * job on at once, through the same queue (ftv_queue_inline()).
  *
- * Lifetimes: a job holds its connection through the connection's job count
- * (ftv_conn_job_get()), from ftv_serial_add() until the job is handed on;
- * a worker holds one more while it marks a job done and drains, since the
- * job can be handed on and its count dropped by another CPU meanwhile.
- * The connection is freed only once the count is zero (conn.c).
+ * Lifetimes: a job holds its connection through the count the serial
+ * queue was given (ftv_job_hold()), from ftv_serial_add() until the job is
+ * handed on; a worker holds one more while it marks a job done and
+ * drains, since the job can be handed on and its hold released by
+ * another CPU meanwhile. The connection is freed only once the count is
+ * zero (conn.c). This file knows nothing else of connections: the
+ * direction's owner (send.c, receive.c) gives it the crypto step, the
+ * hand-on step and the way from a job to its serial queue.
  */
 
 #include "queue.h"
-#include "conn.h"
 
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
@@ -43,17 +45,20 @@ static void serial_work(struct work_struct *work);
 /**
  * ftv_serial_init - an empty serial queue
  * @serial: the queue
- * @finish: hands one job on and drops its hold on the connection
- *	(ftv_conn_job_put()); called with bottom halves off
+ * @finish: hands one job on and releases its hold on the connection
+ *	(ftv_job_release(@holds)); called with bottom halves off
+ * @holds: the connection's count of holds
  * @cpu: the CPU that hands the jobs on, or -1 for whichever finishes one
  */
 void ftv_serial_init(struct ftv_serial *serial,
-		     void (*finish)(struct sk_buff *head), int cpu)
+		     void (*finish)(struct sk_buff *head), atomic_t *holds,
+		     int cpu)
 {
 	skb_queue_head_init(&serial->jobs);
 	spin_lock_init(&serial->drain_lock);
 	serial->segs = 0;
 	serial->finish = finish;
+	serial->holds = holds;
 	serial->cpu = cpu;
 	INIT_WORK(&serial->work, serial_work);
 }
@@ -114,7 +119,7 @@ enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
 	serial->segs += segs;
 	if (next_counter)
 		cb->tx.counter = atomic64_fetch_add(segs, next_counter);
-	ftv_conn_job_get(conn);
+	ftv_job_hold(serial->holds);
 	__skb_queue_tail(&serial->jobs, head);
 	spin_unlock_bh(&serial->jobs.lock);
 	return queued;
@@ -217,14 +222,51 @@ void ftv_serial_hand_on(struct ftv_serial *serial)
 		queue_work_on(cpu, crypt_wq, &serial->work);
 }
 
+/* The next job for a worker, or NULL when the ring is empty. */
+static struct sk_buff *crypt_queue_next(struct ftv_crypt_queue *queue)
+{
+	if (need_resched())
+		cond_resched();
+	return ptr_ring_consume_bh(&queue->ring);
+}
+
+/*
+ * A CPU's worker: does the crypto of the jobs in the ring, marks each
+ * done, and hands on those that are next in their connection's order.
+ */
+static void crypt_worker(struct work_struct *work)
+{
+	struct ftv_crypt_queue *queue = container_of(work,
+						     struct ftv_crypt_worker,
+						     work)->queue;
+	struct ftv_serial *serial;
+	struct sk_buff *head;
+
+	while ((head = crypt_queue_next(queue)) != NULL) {
+		serial = queue->serial_of(head);
+		/* Once it is marked, another CPU may hand the job on and
+		 * release its hold on the connection.
+		 */
+		ftv_job_hold(serial->holds);
+		ftv_job_done(head, queue->crypt(head));
+		ftv_serial_hand_on(serial);
+		ftv_job_release(serial->holds);
+	}
+}
+
 /**
  * ftv_crypt_queue_init - a device's ring and a worker per possible CPU
  * @queue: the queue
- * @fn: the direction's worker function
+ * @crypt: the direction's crypto step for one job, run by the workers
+ *	(and by producers that do a job inline); returns FTV_JOB_DONE or
+ *	FTV_JOB_DEAD
+ * @serial_of: the serial queue of a job in the ring
  *
  * Return: 0 or -ENOMEM.
  */
-int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn)
+int ftv_crypt_queue_init(struct ftv_crypt_queue *queue,
+			 enum ftv_job_state (*crypt)(struct sk_buff *head),
+			 struct ftv_serial *(*serial_of)(struct sk_buff *head))
 {
 	int cpu, ret;
 
@@ -240,9 +282,11 @@ int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn)
 		struct ftv_crypt_worker *worker = per_cpu_ptr(queue->workers,
 							      cpu);
 
-		INIT_WORK(&worker->work, fn);
+		INIT_WORK(&worker->work, crypt_worker);
 		worker->queue = queue;
 	}
+	queue->crypt = crypt;
+	queue->serial_of = serial_of;
 	queue->last_cpu = -1;
 	return 0;
 }
@@ -293,132 +337,6 @@ bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
 	cpu = next_cpu(queue);
 	queue_work_on(cpu, crypt_wq, &per_cpu_ptr(queue->workers, cpu)->work);
 	return true;
-}
-
-/**
- * ftv_crypt_queue_next - the next job for a worker
- * @queue: the queue
- *
- * Return: a job head, or NULL when the ring is empty.
- */
-struct sk_buff *ftv_crypt_queue_next(struct ftv_crypt_queue *queue)
-{
-	if (need_resched())
-		cond_resched();
-	return ptr_ring_consume_bh(&queue->ring);
-}
-
-static int cell_poll(struct napi_struct *napi, int budget)
-{
-	struct ftv_rx_cell *cell = container_of(napi, struct ftv_rx_cell,
-						napi);
-	struct sk_buff_head batch;
-	struct sk_buff *skb;
-	int done = 0;
-
-	__skb_queue_head_init(&batch);
-	spin_lock(&cell->queue.lock);
-	while (done + skb_queue_len(&batch) < budget &&
-	       (skb = __skb_dequeue(&cell->queue)) != NULL)
-		__skb_queue_tail(&batch, skb);
-	spin_unlock(&cell->queue.lock);
-	while ((skb = __skb_dequeue(&batch)) != NULL) {
-		napi_gro_receive(napi, skb);
-		++done;
-	}
-	/* A packet queued after we looked sets NAPI's missed bit, and
-	 * napi_complete_done() then schedules us again.
-	 */
-	if (done < budget)
-		napi_complete_done(napi, done);
-	return done;
-}
-
-/**
- * ftv_rx_cells_init - a delivery cell per possible CPU
- * @cells: receives them
- * @dev: the device they deliver to
- *
- * Return: 0 or -ENOMEM.
- */
-int ftv_rx_cells_init(struct ftv_rx_cell __percpu **cells,
-		      struct net_device *dev)
-{
-	int cpu;
-
-	*cells = alloc_percpu(struct ftv_rx_cell);
-	if (!*cells)
-		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		struct ftv_rx_cell *cell = per_cpu_ptr(*cells, cpu);
-
-		skb_queue_head_init(&cell->queue);
-		netif_napi_add(dev, &cell->napi, cell_poll);
-		napi_enable(&cell->napi);
-	}
-	return 0;
-}
-
-/**
- * ftv_rx_cells_uninit - stop and free the cells
- * @cells: cells nothing delivers to any more
- */
-void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells)
-{
-	int cpu;
-
-	if (!cells)
-		return;
-	for_each_possible_cpu(cpu) {
-		struct ftv_rx_cell *cell = per_cpu_ptr(cells, cpu);
-
-		napi_disable(&cell->napi);
-		__netif_napi_del(&cell->napi);
-		skb_queue_purge(&cell->queue);
-	}
-	/* __netif_napi_del() leaves the wait for NAPI's RCU readers to us. */
-	synchronize_net();
-	free_percpu(cells);
-}
-
-/**
- * ftv_rx_cell_deliver - queue opened packets for delivery, in order
- * @cell: the connection's cell
- * @list: the packets; emptied
- *
- * One cell's packets are delivered in the order they were queued,
- * whichever CPU its NAPI runs on. A cell polls one budget at a time on
- * one CPU while every CPU's workers may feed it, so it holds at most
- * netdev_max_backlog packets, as a CPU's backlog does; what would go past
- * that is dropped, the newest first, and left to the caller to count.
- *
- * Return: how many packets were dropped.
- */
-unsigned int ftv_rx_cell_deliver(struct ftv_rx_cell *cell,
-				 struct sk_buff_head *list)
-{
-	unsigned int room, dropped = 0;
-	struct sk_buff *skb;
-
-	if (skb_queue_empty(list))
-		return 0;
-	spin_lock_bh(&cell->queue.lock);
-	room = ftv_compat_max_backlog();
-	room = room > skb_queue_len(&cell->queue) ?
-	       room - skb_queue_len(&cell->queue) : 0;
-	while (skb_queue_len(list) > room) {
-		skb = __skb_dequeue_tail(list);
-		kfree_skb(skb);
-		++dropped;
-	}
-	skb_queue_splice_tail_init(list, &cell->queue);
-	spin_unlock(&cell->queue.lock);
-	/* With bottom halves still off, so that the poll runs as they come
-	 * back on, here, rather than at the next interrupt.
-	 */
-	napi_schedule(&cell->napi);
-	local_bh_enable();
-	return dropped;
 }
 
 /**

@@ -13,6 +13,7 @@
 #include <linux/ptr_ring.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 struct ftv_conn;
@@ -115,7 +116,10 @@ struct ftv_cb {
  * @segs: segments of the jobs in @jobs
  * @drain_lock: held by whoever hands done jobs on; others leave it to
  *	them (ftv_serial_drain())
- * @finish: hands one job on (sends it, or delivers its packets)
+ * @finish: hands one job on (sends it, or delivers its packets) and
+ *	releases its hold (ftv_job_release())
+ * @holds: the count of holds on the queue's connection, which waits for
+ *	it to reach zero before it is freed (conn.c)
  * @cpu: the CPU that hands the jobs on, or -1 for any
  * @work: runs the hand-over on @cpu
  */
@@ -124,6 +128,7 @@ struct ftv_serial {
 	unsigned int segs;
 	spinlock_t drain_lock; /* one CPU hands the jobs on, in order */
 	void (*finish)(struct sk_buff *head);
+	atomic_t *holds;
 	int cpu;
 	struct work_struct work;
 };
@@ -132,11 +137,15 @@ struct ftv_serial {
  * struct ftv_crypt_queue - a device's jobs for one direction, any CPU's
  * @ring: job heads waiting for a worker
  * @workers: one work item per possible CPU, all draining @ring
+ * @crypt: does a job's crypto (seals or opens it); returns its new state
+ * @serial_of: the serial queue a job is in
  * @last_cpu: the CPU the last job was handed to (round robin)
  */
 struct ftv_crypt_queue {
 	struct ptr_ring ring;
 	struct ftv_crypt_worker __percpu *workers;
+	enum ftv_job_state (*crypt)(struct sk_buff *head);
+	struct ftv_serial *(*serial_of)(struct sk_buff *head);
 	int last_cpu;
 };
 
@@ -150,39 +159,25 @@ struct ftv_crypt_worker {
 	struct ftv_crypt_queue *queue;
 };
 
-/**
- * struct ftv_rx_cell - a NAPI context that delivers opened packets
- * @queue: packets to deliver, in order; its lock guards it
- * @napi: delivers them through GRO
- */
-struct ftv_rx_cell {
-	struct sk_buff_head queue;
-	struct napi_struct napi;
-};
-
 int ftv_queue_init(void);
 void ftv_queue_uninit(void);
 bool ftv_queue_inline(enum ftv_queued queued, unsigned int segs);
 
 void ftv_serial_init(struct ftv_serial *serial,
-		     void (*finish)(struct sk_buff *head), int cpu);
+		     void (*finish)(struct sk_buff *head), atomic_t *holds,
+		     int cpu);
 void ftv_serial_uninit(struct ftv_serial *serial);
 enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
 			       struct sk_buff *head, struct ftv_conn *conn,
 			       unsigned int segs, atomic64_t *next_counter);
 void ftv_serial_hand_on(struct ftv_serial *serial);
 
-int ftv_crypt_queue_init(struct ftv_crypt_queue *queue, work_func_t fn);
+int ftv_crypt_queue_init(struct ftv_crypt_queue *queue,
+			 enum ftv_job_state (*crypt)(struct sk_buff *head),
+			 struct ftv_serial *(*serial_of)(struct sk_buff *head));
 void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue);
 bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
 			    struct sk_buff *head);
-struct sk_buff *ftv_crypt_queue_next(struct ftv_crypt_queue *queue);
-
-int ftv_rx_cells_init(struct ftv_rx_cell __percpu **cells,
-		      struct net_device *dev);
-void ftv_rx_cells_uninit(struct ftv_rx_cell __percpu *cells);
-unsigned int ftv_rx_cell_deliver(struct ftv_rx_cell *cell,
-				 struct sk_buff_head *list);
 
 /* The next segment of the job @head after @skb, or NULL. */
 static inline struct sk_buff *ftv_job_next(struct sk_buff *head,
@@ -198,10 +193,21 @@ static inline void ftv_job_done(struct sk_buff *head, enum ftv_job_state state)
 	atomic_set_release(&FTV_CB(head)->state, state);
 }
 
-static inline struct ftv_crypt_queue *
-ftv_crypt_queue_of(struct work_struct *work)
+/*
+ * A hold on a job's connection: the job's own, from ftv_serial_add() to
+ * its hand-on, and a worker's while it marks a job done and drains. The
+ * connection is freed once the count is zero; the waiter frees it as
+ * soon as it sees zero, so the wake-up goes through the address alone.
+ */
+static inline void ftv_job_hold(atomic_t *holds)
 {
-	return container_of(work, struct ftv_crypt_worker, work)->queue;
+	atomic_inc(holds);
+}
+
+static inline void ftv_job_release(atomic_t *holds)
+{
+	if (atomic_dec_and_test(holds))
+		wake_up_var(holds);
 }
 
 #endif /* _FTV_QUEUE_H */

@@ -297,7 +297,7 @@ static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
 static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
 			u8 flags, unsigned int payload_len)
 {
-	u32 rcv_nxt = ftv_tcp_rcv_nxt(&conn->rcv);
+	u32 rcv_nxt = ftv_faketcp_rcv_nxt(&conn->rcv);
 
 	params->flags = flags;
 	params->seq = atomic_add_return(payload_len, &conn->snd_nxt) -
@@ -506,7 +506,7 @@ static struct sk_buff *seal_group(struct ftv_conn *conn, struct sk_buff *first,
 	 * list keeps counter order, so the last is linked in first.
 	 */
 	for (i = mg; i-- > 0;) {
-		rep = ftv_fec_repair(members, kg, mg, i);
+		rep = ftv_fec_repair(members, kg, mg, i, FTV_SEND_HEADROOM);
 		if (!rep)
 			return ERR_PTR(-ENOMEM);
 		rep->next = members[kg - 1]->next;
@@ -545,7 +545,7 @@ static int seal_lone(struct ftv_conn *conn, struct sk_buff *head)
 	if (ret)
 		return ret;
 	for (i = mg; i-- > 0;) {
-		rep = ftv_fec_repair(&head, 1, mg, i);
+		rep = ftv_fec_repair(&head, 1, mg, i, FTV_SEND_HEADROOM);
 		if (!rep)
 			return -ENOMEM;
 		rep->next = cb->more;
@@ -814,30 +814,29 @@ void ftv_send_finish_job(struct sk_buff *head)
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
 	}
-	ftv_conn_job_put(conn);
+	ftv_job_release(&conn->jobs);
 }
 
 /**
- * ftv_send_worker - seal transmit jobs on this CPU, and send those that
- *	are next in their connection's order
- * @work: the CPU's worker of the device's encrypt queue
+ * ftv_send_crypt - the crypto step of a transmit job, for a crypt worker
+ * @head: the job
+ *
+ * Return: FTV_JOB_DONE, or FTV_JOB_DEAD if it could not be sealed.
  */
-void ftv_send_worker(struct work_struct *work)
+enum ftv_job_state ftv_send_crypt(struct sk_buff *head)
 {
-	struct ftv_crypt_queue *queue = ftv_crypt_queue_of(work);
-	struct ftv_conn *conn;
-	struct sk_buff *head;
+	return seal_job(head);
+}
 
-	while ((head = ftv_crypt_queue_next(queue)) != NULL) {
-		conn = FTV_CB(head)->conn;
-		/* Once it is marked, another CPU may send the job and drop
-		 * its hold on the connection.
-		 */
-		ftv_conn_job_get(conn);
-		ftv_job_done(head, seal_job(head));
-		ftv_serial_hand_on(&conn->tx_queue);
-		ftv_conn_job_put(conn);
-	}
+/**
+ * ftv_send_serial - the serial queue a transmit job is in
+ * @head: the job
+ *
+ * Return: its connection's transmit queue.
+ */
+struct ftv_serial *ftv_send_serial(struct sk_buff *head)
+{
+	return &FTV_CB(head)->conn->tx_queue;
 }
 
 /* Queue @skb (a packet, or a GSO superpacket) to be sealed and sent on
@@ -861,7 +860,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 					    skb_shinfo(skb)->gso_size);
 	}
 	if (fec) {
-		ftv_fec_plan(conn, segs, &k, &m);
+		ftv_fec_plan(&conn->fec, segs, &k, &m);
 		segs += ftv_fec_repairs(segs, k, m);
 	}
 	cb->more = NULL;
@@ -945,24 +944,36 @@ stage:
 	rcu_read_unlock_bh();
 }
 
+/*
+ * A sealed message that carries no packet: @len bytes of plaintext, then
+ * zero padding to a random length, so that such messages do not all have
+ * one telltale size. Return: its plaintext, zeroed, to fill in and send
+ * with send_data(), or NULL.
+ */
+static void *alloc_padded(unsigned int len, struct sk_buff **skb)
+{
+	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
+
+	*skb = alloc_control(len + pad + FTV_DATA_OVERHEAD);
+	return likely(*skb) ? skb_put_zero(*skb, len + pad) : NULL;
+}
+
 /**
  * ftv_send_loss_report - tell the peer how much of its traffic is lost
  * @conn: an established connection
  * @loss_ppm: the loss, in parts per million
  *
- * A sealed control message (struct ftv_msg_loss), padded to a random
- * length as keepalives are; a module without FEC takes it for one.
+ * A sealed control message (struct ftv_msg_loss); a module without FEC
+ * takes it for a keepalive.
  */
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
 {
-	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
 	struct ftv_msg_loss *msg;
 	struct sk_buff *skb;
 
-	skb = alloc_control(sizeof(*msg) + pad + FTV_DATA_OVERHEAD);
-	if (unlikely(!skb))
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
 		return;
-	msg = skb_put_zero(skb, sizeof(*msg) + pad);
 	msg->type = FTV_CONTROL_LOSS;
 	msg->loss_ppm = cpu_to_be32(loss_ppm);
 	send_data(conn, skb, false);
@@ -973,19 +984,17 @@ void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
  * @conn: a connection whose keys were just set; this is the first
  *	message sealed on it
  *
- * struct ftv_msg_hello, padded to a random length as keepalives are; a
- * module that predates it takes it for one.
+ * struct ftv_msg_hello; a module that predates it takes it for a
+ * keepalive.
  */
 void ftv_send_hello(struct ftv_conn *conn)
 {
-	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
 	struct ftv_msg_hello *msg;
 	struct sk_buff *skb;
 
-	skb = alloc_control(sizeof(*msg) + pad + FTV_DATA_OVERHEAD);
-	if (unlikely(!skb))
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
 		return;
-	msg = skb_put_zero(skb, sizeof(*msg) + pad);
 	msg->type = FTV_CONTROL_HELLO;
 	msg->flags = FTV_HELLO_F_FEC;
 	send_data(conn, skb, false);
@@ -995,19 +1004,16 @@ void ftv_send_hello(struct ftv_conn *conn)
  * ftv_send_keepalive - send a sealed message that carries no packet
  * @conn: an established connection
  *
- * Its plaintext is a random number of zero bytes, so keepalives do not all
- * have one telltale length; a zero first nibble is no IP version, which is
- * how the receiver knows.
+ * Its plaintext is a random number of zero bytes; a zero first nibble is
+ * no IP version, which is how the receiver knows.
  */
 void ftv_send_keepalive(struct ftv_conn *conn)
 {
-	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
-	struct sk_buff *skb = alloc_control(pad + FTV_DATA_OVERHEAD);
+	struct sk_buff *skb;
 
-	if (likely(skb)) {
-		skb_put_zero(skb, pad);
+	alloc_padded(0, &skb);
+	if (likely(skb))
 		send_data(conn, skb, false);
-	}
 }
 
 /**

@@ -3,6 +3,8 @@
 #ifndef _FTV_SEND_H
 #define _FTV_SEND_H
 
+#include "queue.h"
+
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 
@@ -20,7 +22,8 @@ struct net;
 			   sizeof(struct ftv_msg_data))
 
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
-void ftv_send_worker(struct work_struct *work);
+enum ftv_job_state ftv_send_crypt(struct sk_buff *head);
+struct ftv_serial *ftv_send_serial(struct sk_buff *head);
 void ftv_send_finish_job(struct sk_buff *head);
 void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);

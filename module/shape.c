@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shaped openings (R-T8). A connection's first payload in each direction,
+ * Shaped openings. A connection's first payload in each direction,
  * the key exchange's two messages, is as random as the rest, and random
  * first payloads are what fully-encrypted-traffic detectors block (Wu et
  * al., USENIX Security 2023). Shaped, those two messages travel as
@@ -126,6 +126,27 @@ int ftv_shape_decode(const u8 *in, unsigned int len, u8 *out)
 		}
 	}
 	return n;
+}
+
+/**
+ * ftv_shape_read - read back a handshake message in place if it is shaped
+ * @buf: the first @len bytes of the payload (those that fit)
+ * @len: how many
+ * @room: the most bytes of message @buf may get
+ *
+ * Each character read is written back at or before its place, and
+ * nothing is written unless all of @buf is shaped: bytes that are not
+ * stay as they came.
+ *
+ * Return: the message's length.
+ */
+unsigned int ftv_shape_read(u8 *buf, unsigned int len, unsigned int room)
+{
+	int n = -EINVAL;
+
+	if (len <= FTV_SHAPED_LEN(room))
+		n = ftv_shape_decode(buf, len, buf);
+	return n >= 0 ? n : min(len, room);
 }
 
 #ifdef DEBUG

@@ -10,6 +10,7 @@
 
 unsigned int ftv_shape_encode(const u8 *in, unsigned int len, u8 *out);
 int ftv_shape_decode(const u8 *in, unsigned int len, u8 *out);
+unsigned int ftv_shape_read(u8 *buf, unsigned int len, unsigned int room);
 
 #ifdef DEBUG
 bool ftv_shape_selftest(void);

@@ -85,15 +85,15 @@ static bool __init faketcp_rcv_steps(void)
 	struct ftv_tcp_rcv rcv = {};
 	size_t i;
 
-	ftv_tcp_rcv_init(&rcv);
-	ftv_tcp_rcv_reset(&rcv, R(0));
+	ftv_faketcp_rcv_init(&rcv);
+	ftv_faketcp_rcv_reset(&rcv, R(0));
 	for (i = 0; i < ARRAY_SIZE(rcv_steps); ++i) {
 		const struct rcv_step *s = &rcv_steps[i];
 
-		ftv_tcp_rcv_data(&rcv, s->seq, s->end, s->now);
-		if (ftv_tcp_rcv_nxt(&rcv) != s->want) {
+		ftv_faketcp_rcv_data(&rcv, s->seq, s->end, s->now);
+		if (ftv_faketcp_rcv_nxt(&rcv) != s->want) {
 			pr_err("faketcp self-test: receive step %zu acks %u, not %u\n",
-			       i, ftv_tcp_rcv_nxt(&rcv) - R(0), s->want - R(0));
+			       i, ftv_faketcp_rcv_nxt(&rcv) - R(0), s->want - R(0));
 			return false;
 		}
 	}

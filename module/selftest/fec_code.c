@@ -40,7 +40,7 @@ static bool __init try_pattern(struct fec_selftest *t, unsigned int k,
 		rep[n] = t->rwork[n];
 		index[n++] = i;
 	}
-	if (ftv_fec_decode(k, data, dlen, SELFTEST_BLOCK, index, rep, n))
+	if (ftv_fec_code_decode(k, data, dlen, SELFTEST_BLOCK, index, rep, n))
 		return false;
 	for (i = 0; i < k; ++i)
 		if (memcmp(t->work[i], t->orig[i], SELFTEST_BLOCK))
@@ -76,8 +76,8 @@ bool __init ftv_fec_code_selftest(void)
 			}
 			len[get_random_u32() % k] = SELFTEST_BLOCK;
 			for (i = 0; i < m; ++i)
-				ftv_fec_encode(k, i, data, len, SELFTEST_BLOCK,
-					       t->rep[i]);
+				ftv_fec_code_encode(k, i, data, len, SELFTEST_BLOCK,
+						    t->rep[i]);
 			for (lost = 0; lost < BIT(k + m); ++lost) {
 				if (hweight_long(lost) > m)
 					continue;

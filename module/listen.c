@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The listen port, the responder's side of a connection's opening: SYNs
+ * answered with a stateless SYN-ACK whose sequence number is a cookie,
+ * SYN tokens checked, and initiations authenticated, answered and
+ * installed as sessions in process context. Nothing is kept for a
+ * stranger until its initiation authenticates.
+ */
+
+#include "listen.h"
+#include "conn.h"
+#include "device.h"
+#include "noise.h"
+#include "peer.h"
+#include "segment.h"
+#include "send.h"
+#include "shape.h"
+#include "timers.h"
+#include "token.h"
+
+#include <linux/siphash.h>
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+static u32 cookie(struct ftv_device *fdev, const struct ftv_tuple *tuple,
+		  u32 salt)
+{
+	const struct {
+		struct in6_addr local, remote;
+		__be16 local_port, remote_port;
+		u32 salt;
+	} in = {
+		.local = tuple->local,
+		.remote = tuple->remote,
+		.local_port = tuple->local_port,
+		.remote_port = tuple->remote_port,
+		.salt = salt,
+	};
+
+	return siphash(&in, sizeof(in), &fdev->cookie_key);
+}
+
+static u32 cookie_epoch(void)
+{
+	return ktime_get_seconds() / FTV_COOKIE_PERIOD_S;
+}
+
+/* Our timestamp clock for a connection accepted on the listen port. */
+static u32 listen_ts_offset(struct ftv_device *fdev,
+			    const struct ftv_tuple *tuple)
+{
+	return cookie(fdev, tuple, U32_MAX);
+}
+
+static bool cookie_valid(struct ftv_device *fdev,
+			 const struct ftv_segment *seg)
+{
+	u32 epoch = cookie_epoch(), isn = seg->ack - 1;
+
+	return isn == cookie(fdev, &seg->tuple, epoch) ||
+	       isn == cookie(fdev, &seg->tuple, epoch - 1);
+}
+
+/* Answer a SYN without keeping any state: the sequence number we choose is
+ * a keyed hash of the tuple and the time, checked when the initiation
+ * arrives.
+ */
+static void answer_syn(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	struct ftv_tcp_params params = {
+		.seq = cookie(fdev, &seg->tuple, cookie_epoch()),
+		.ack = seg->seq + 1,
+		.flags = TCPHDR_SYN | TCPHDR_ACK,
+		.window = 65160,
+		.tsval = jiffies_to_msecs(jiffies) +
+			 listen_ts_offset(fdev, &seg->tuple),
+		.tsecr = seg->opts.tsval,
+		.mss = seg->tuple.family == AF_INET ? 1460 : 1440,
+	};
+
+	ftv_send_synack(fdev, &seg->tuple, &params);
+}
+
+/**
+ * ftv_listen_receive - a segment the listen port claimed
+ * @fdev: the device
+ * @skb: the segment; consumed
+ * @seg: what ftv_listen_claims() parsed of it
+ *
+ * A SYN is answered at once, without state; an initiation (on the tuple
+ * our SYN-ACK's cookie names) is queued for the handshake worker, within
+ * the handshake rate limit.
+ */
+void ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
+			const struct ftv_segment *seg)
+{
+	if ((seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) ==
+	    TCPHDR_SYN) {
+		answer_syn(fdev, seg);
+		consume_skb(skb);
+		return;
+	}
+	if (!seg->payload_len || (seg->flags & (TCPHDR_SYN | TCPHDR_RST))) {
+		/* The initiator's ACK, or noise: nothing to do. */
+		consume_skb(skb);
+		return;
+	}
+	if (!(seg->flags & TCPHDR_ACK) || !cookie_valid(fdev, seg)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_NO_SESSION);
+		kfree_skb(skb);
+		return;
+	}
+	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_RATELIMITED);
+		kfree_skb(skb);
+		return;
+	}
+	if (skb_queue_len(&fdev->handshake_queue) >= FTV_HANDSHAKE_QUEUE_MAX) {
+		DEV_STATS_INC(fdev->dev, rx_dropped);
+		kfree_skb(skb);
+		return;
+	}
+	skb_queue_tail(&fdev->handshake_queue, skb);
+	queue_work(ftv_wq, &fdev->handshake_work);
+}
+
+/* A SYN whose token is valid, and new. */
+static bool syn_claimed(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	struct ftv_identity *identity = rcu_dereference(fdev->identity);
+	struct ftv_token_cache *cache;
+	u32 step;
+
+	/* Pairs with the release in ftv_token_cache_enable(). */
+	cache = smp_load_acquire(&fdev->token_cache);
+	return seg->opts.has_ts && identity && cache &&
+	       ftv_token_check(fdev, identity, seg->seq, seg->opts.tsval,
+			       &step) &&
+	       !ftv_token_cache_seen(cache, seg->seq, seg->opts.tsval, step);
+}
+
+/**
+ * ftv_listen_claims - whether a segment to the listen port is ftv's
+ * @fdev: the device
+ * @skb: a segment to its listen port, of no connection
+ * @seg: from ftv_segment_parse(); the rest is parsed here
+ * @thoff: its TCP header's offset
+ * @state: the hook's state
+ *
+ * Only a SYN whose token (token.c) is valid and new, and the initiator's
+ * segments that carry our SYN-ACK's cookie. Everything else is the host's,
+ * checksum failures included: a prober finds whatever the host runs on
+ * the port, or a closed port, as anywhere else.
+ *
+ * Return: true if ftv takes it (ftv_listen_receive()).
+ */
+bool ftv_listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
+		       struct ftv_segment *seg, unsigned int thoff,
+		       const struct nf_hook_state *state)
+{
+	if (skb_is_gso(skb) || ftv_segment_check(skb, seg, thoff, state))
+		return false;
+	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
+	case TCPHDR_SYN:
+		if (syn_claimed(fdev, seg))
+			return true;
+		/* The host answers it; the count shows the probing. */
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_SYN_REFUSED);
+		return false;
+	case TCPHDR_ACK:
+		return cookie_valid(fdev, seg);
+	default:
+		return false;
+	}
+}
+
+/*
+ * Parse and authenticate an initiation, read back into @init
+ * (FTV_INIT_MAX bytes) if it came shaped; @len says how much of it there
+ * is. The peer comes with a reference.
+ */
+static struct ftv_peer *open_initiation(struct ftv_device *fdev,
+					struct sk_buff *skb,
+					struct ftv_segment *seg,
+					struct ftv_handshake *hs,
+					bool *prefer_pending, u8 *init,
+					unsigned int *len)
+{
+	u8 buf[FTV_SHAPED_LEN(FTV_INIT_MAX)];
+	struct ftv_identity *identity;
+	struct ftv_peer *peer = NULL;
+	unsigned int thoff;
+
+	if (skb_linearize(skb) || !ftv_segment_parse(skb, seg, &thoff) ||
+	    ftv_segment_parse_tcp(skb, seg, thoff)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_MALFORMED);
+		return NULL;
+	}
+	*len = min_t(unsigned int, seg->payload_len, sizeof(buf));
+	memcpy(buf, skb->data + seg->payload_off, *len);
+	*len = ftv_shape_read(buf, *len, FTV_INIT_MAX);
+	memcpy(init, buf, *len);
+	if (*len < sizeof(struct ftv_msg_init)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_MALFORMED);
+		return NULL;
+	}
+	rcu_read_lock_bh();
+	identity = rcu_dereference_bh(fdev->identity);
+	if (identity) {
+		peer = ftv_noise_consume_init(fdev, identity, (void *)init,
+					      hs);
+		*prefer_pending = peer && memcmp(identity->public_key,
+						 peer->public_key,
+						 FTV_KEY_SIZE) < 0;
+	}
+	rcu_read_unlock_bh();
+	if (!peer)
+		ftv_drops_inc(&fdev->drops, identity ? FTV_DROPS_A_BAD_AUTH :
+				FTV_DROPS_A_NO_SESSION);
+	return peer;
+}
+
+/*
+ * A keyed responder connection and its response (FTV_SHAPED_LEN(
+ * FTV_RESP_MAX) bytes of room), not yet published. The response is
+ * shaped if this device shapes, whatever the initiation was: answering
+ * in kind would tell a censor who strips an initiation's shaping, by a
+ * random-looking answer, that the server is ftv. Every initiator reads a
+ * shaped response, whatever its own setting.
+ */
+static struct ftv_conn *make_responder(struct ftv_device *fdev,
+				       struct ftv_peer *peer,
+				       const struct ftv_segment *seg,
+				       struct ftv_handshake *hs, u8 *resp,
+				       unsigned int *resp_len)
+{
+	struct ftv_session_keys keys;
+	u8 msg[FTV_RESP_MAX];
+	struct ftv_conn *conn;
+	unsigned int pad;
+
+	conn = ftv_conn_create(fdev, peer, &seg->tuple, GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	atomic_set(&conn->snd_nxt, seg->ack);
+	atomic_set(&conn->snd_una, seg->ack);
+	ftv_faketcp_rcv_reset(&conn->rcv, seg->seq + seg->payload_len);
+	atomic_set(&conn->ts_recent, seg->opts.tsval);
+	atomic_set(&conn->ip_id, get_random_u32());
+	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
+	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_resp));
+	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)msg,
+				  &keys) ||
+	    ftv_conn_set_keys(conn, &keys)) {
+		memzero_explicit(&keys, sizeof(keys));
+		ftv_conn_free(conn);
+		return NULL;
+	}
+	*resp_len = sizeof(struct ftv_msg_resp) + pad;
+	if (READ_ONCE(fdev->shape))
+		*resp_len = ftv_shape_encode(msg, *resp_len, resp);
+	else
+		memcpy(resp, msg, *resp_len);
+	return conn;
+}
+
+/* Responder: authenticate an initiation, answer it, install the session. */
+static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
+{
+	bool prefer_pending = false, installed = false;
+	u8 resp[FTV_SHAPED_LEN(FTV_RESP_MAX)];
+	unsigned int resp_len, init_len;
+	u8 init[FTV_INIT_MAX];
+	struct ftv_segment seg;
+	struct ftv_handshake hs;
+	struct ftv_peer *peer;
+	struct ftv_conn *conn;
+
+	peer = open_initiation(fdev, skb, &seg, &hs, &prefer_pending, init,
+			       &init_len);
+	if (!peer)
+		goto out;
+	conn = make_responder(fdev, peer, &seg, &hs, resp, &resp_len);
+	if (!conn)
+		goto out;
+	/* Once installed, @conn is only used under RCU: a newer session or
+	 * the peer's removal may free it as soon as the peer's lock is
+	 * dropped.
+	 */
+	rcu_read_lock_bh();
+	installed = ftv_peer_install_conn(peer, conn, prefer_pending);
+	if (installed) {
+		ftv_send_payload(conn, resp, resp_len);
+		ftv_conn_responded(conn);
+		ftv_send_hello(conn);
+		ftv_timers_connected(peer);
+		ftv_peer_flush_staged(peer);
+	}
+	rcu_read_unlock_bh();
+	if (!installed)
+		ftv_conn_free(conn);
+out:
+	memzero_explicit(&hs, sizeof(hs));
+	memzero_explicit(resp, sizeof(resp));
+	ftv_peer_put(peer);
+	kfree_skb(skb);
+}
+
+/**
+ * ftv_listen_handshake_worker - process queued initiations
+ * @work: the device's handshake_work
+ */
+void ftv_listen_handshake_worker(struct work_struct *work)
+{
+	struct ftv_device *fdev = container_of(work, struct ftv_device,
+					       handshake_work);
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&fdev->handshake_queue)) != NULL) {
+		handle_initiation(fdev, skb);
+		cond_resched();
+	}
+}

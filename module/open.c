@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data path of received segments: a job of them is opened on some
+ * CPU (queue.c), then, in the connection's order, each message is checked
+ * against the replay window, what it says of both TCP streams is noted,
+ * FEC keeps it or rebuilds from it, and the inner packet, its source
+ * checked against the peer's allowed-ips, goes to the device's NAPI cell.
+ *
+ * Nothing a segment says is believed before it authenticates: only
+ * authenticated data moves the acknowledgment numbers, timestamps and
+ * endpoint that later segments are judged by.
+ */
+
+#include "open.h"
+#include "allowedips.h"
+#include "cell.h"
+#include "conn.h"
+#include "crypto.h"
+#include "device.h"
+#include "fec.h"
+#include "peer.h"
+#include "segment.h"
+#include "send.h"
+#include "timers.h"
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/tcp.h>
+
+/**
+ * ftv_open_track - note what an authenticated segment says of both streams
+ * @conn: its connection
+ * @seg: the segment: its sequence, acknowledgment and timestamp
+ */
+void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
+{
+	ftv_faketcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
+			     jiffies);
+	if (seg->flags & TCPHDR_ACK)
+		ftv_conn_acked(conn, seg->ack);
+	if (seg->opts.has_ts)
+		atomic_set(&conn->ts_recent, seg->opts.tsval);
+}
+
+/* Pure ACKs keep a stateful firewall's view of our window moving when we
+ * receive much and send little.
+ */
+static void maybe_ack(struct ftv_conn *conn)
+{
+	if (ftv_faketcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) >=
+	    FTV_ACK_EVERY_BYTES)
+		ftv_send_ack(conn);
+}
+
+/* The opener of a session also renews it when it mostly receives. */
+static void maybe_rekey(struct ftv_conn *conn)
+{
+	if (conn->is_initiator && READ_ONCE(conn->state) ==
+	    FTV_CONN_ESTABLISHED &&
+	    ftv_conn_rekey_due(conn, atomic64_read(&conn->send_counter)))
+		ftv_timers_want_connection(conn->peer);
+}
+
+static int inner_source(struct sk_buff *skb, int *family, const void **saddr)
+{
+	unsigned int len;
+
+	if (skb->len < sizeof(struct iphdr))
+		return -EINVAL;
+	switch (skb->data[0] >> 4) {
+	case 4: {
+		struct iphdr *iph = (struct iphdr *)skb->data;
+
+		len = ntohs(iph->tot_len);
+		if (iph->ihl < 5 || len < iph->ihl * 4)
+			return -EINVAL;
+		skb->protocol = htons(ETH_P_IP);
+		*family = AF_INET;
+		*saddr = &iph->saddr;
+		break;
+	}
+	case 6: {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)skb->data;
+
+		if (skb->len < sizeof(*ip6h))
+			return -EINVAL;
+		len = ntohs(ip6h->payload_len) + sizeof(*ip6h);
+		skb->protocol = htons(ETH_P_IPV6);
+		*family = AF_INET6;
+		*saddr = &ip6h->saddr;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (len > skb->len)
+		return -EINVAL;
+	return pskb_trim(skb, len);
+}
+
+/* Ready a decrypted inner packet for the ftv device; false if dropped. */
+static bool ready_inner(struct ftv_conn *conn, struct sk_buff *skb)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_peer *peer = conn->peer;
+	struct net_device *dev = fdev->dev;
+	const void *saddr;
+	int family;
+
+	if (unlikely(inner_source(skb, &family, &saddr))) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
+		return false;
+	}
+	if (unlikely(ftv_allowedips_lookup(&fdev->allowedips, family,
+					   saddr) != peer)) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_NOT_ALLOWED, dev, skb);
+		return false;
+	}
+	skb_scrub_packet(skb, true);
+	skb->dev = dev;
+	skb->pkt_type = PACKET_HOST;
+	skb_reset_mac_header(skb);
+	skb_reset_network_header(skb);
+	skb_probe_transport_header(skb);
+	/* The AEAD tag covered every byte: nothing can have been corrupted
+	 * since the sender checksummed it.
+	 */
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb->csum_level = ~0;
+	atomic64_add(skb->len, &peer->rx_bytes);
+	dev_sw_netstats_rx_add(dev, skb->len);
+	return true;
+}
+
+/*
+ * Whether @seg's data lies where the peer's can: within twice the window
+ * we advertise of what has arrived, either way (the peer sends no further
+ * ahead than the window; what lags comes from reordering across CPUs and
+ * paths, far less). Junk sent on a connection's tuple by someone who does
+ * not see its segments passes with odds of 1 in 256 and so costs no
+ * decryption, and cannot fill the device's crypt queue, which the peers
+ * share (RFC 5961 treats RSTs the same way).
+ */
+static bool in_window(const struct ftv_conn *conn,
+		      const struct ftv_segment *seg)
+{
+	s32 off = seg->seq - ftv_faketcp_rcv_nxt(&conn->rcv);
+
+	return off > -2 * FTV_TCP_WINDOW && off < 2 * FTV_TCP_WINDOW;
+}
+
+/**
+ * ftv_open_stash - ready a data segment to be opened
+ * @conn: its connection
+ * @skb: the segment
+ * @seg: what was parsed of it
+ *
+ * Checks that the connection is keyed, that the payload can be a sealed
+ * message and that it lies in the window, and notes in the skb's cb what
+ * the serial step will need.
+ *
+ * Return: true if it is to be opened (ftv_open_queue()); if not, it was
+ * dropped and counted.
+ */
+bool ftv_open_stash(struct ftv_conn *conn, struct sk_buff *skb,
+		    const struct ftv_segment *seg)
+{
+	struct ftv_peer *peer = conn->peer;
+	struct net_device *dev = conn->device->dev;
+	struct ftv_cb *cb = FTV_CB(skb);
+
+	if (unlikely(!ftv_conn_keyed(conn))) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_NO_SESSION, dev, skb);
+		return false;
+	}
+	if (unlikely(seg->payload_len < FTV_DATA_OVERHEAD)) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
+		return false;
+	}
+	if (unlikely(!in_window(conn, seg))) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_OUT_OF_WINDOW, dev, skb);
+		return false;
+	}
+	cb->rx.seq = seg->seq;
+	cb->rx.ack = seg->ack;
+	cb->rx.flags = seg->flags;
+	cb->rx.payload_off = seg->payload_off;
+	cb->rx.payload_len = seg->payload_len;
+	cb->rx.has_ts = seg->opts.has_ts;
+	cb->rx.tsval = seg->opts.tsval;
+	cb->rx.tsecr = seg->opts.tsecr;
+	cb->more = NULL;
+	return true;
+}
+
+/* The crypto step for one segment: unmask the counter, authenticate and
+ * decrypt. The counter goes back in its place on the wire, in the clear,
+ * for the serial step.
+ */
+static enum ftv_open_result open_segment(struct ftv_conn *conn,
+					 struct sk_buff *skb)
+{
+	struct ftv_cb *cb = FTV_CB(skb);
+	struct ftv_msg_data *msg;
+	unsigned int sealed_len;
+	u64 counter;
+	int ret;
+
+	/* Decrypting in place must not change what a packet tap's clone
+	 * of this skb sees.
+	 */
+	if (unlikely(skb_linearize_cow(skb)))
+		return FTV_OPEN_MALFORMED;
+	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
+	sealed_len = cb->rx.payload_len - sizeof(*msg);
+	counter = le64_to_cpu(msg->counter) ^
+		  ftv_crypto_counter_mask(&conn->recv_hp, msg->sealed);
+	if (unlikely(ftv_conn_expired(conn, counter)))
+		return FTV_OPEN_NO_SESSION;
+	/* The AEAD request is the CPU's own: no softirq may take it. */
+	local_bh_disable();
+	ret = ftv_crypto_open(conn->recv_tfm, counter, msg->sealed,
+			      sealed_len);
+	local_bh_enable();
+	if (unlikely(ret))
+		return FTV_OPEN_BAD_AUTH;
+	msg->counter = cpu_to_le64(counter);
+	return FTV_OPEN_OK;
+}
+
+static void open_job(struct sk_buff *head)
+{
+	struct ftv_conn *conn = FTV_CB(head)->conn;
+	struct sk_buff *skb;
+
+	for (skb = head; skb; skb = ftv_job_next(head, skb))
+		FTV_CB(skb)->rx.result = open_segment(conn, skb);
+}
+
+static const enum ftv_drops_attr open_drop[] = {
+	[FTV_OPEN_MALFORMED] = FTV_DROPS_A_MALFORMED,
+	[FTV_OPEN_NO_SESSION] = FTV_DROPS_A_NO_SESSION,
+	[FTV_OPEN_BAD_AUTH] = FTV_DROPS_A_BAD_AUTH,
+};
+
+/* Where FEC hands the messages it rebuilds: the connection's delivery. */
+struct rebuilt_to {
+	struct ftv_conn *conn;
+	struct sk_buff_head *deliver;
+};
+
+/* A data message FEC rebuilt: delivered behind those that came. */
+static void rebuilt(void *arg, u64 counter, struct sk_buff *skb)
+{
+	struct rebuilt_to *to = arg;
+
+	/* Its original may still come: the window refuses it then. */
+	if (!ftv_replay_check(&to->conn->replay, counter)) {
+		consume_skb(skb);
+		return;
+	}
+	if (ready_inner(to->conn, skb))
+		__skb_queue_tail(to->deliver, skb);
+}
+
+/* An opened message that carries no packet (enum ftv_control_type). */
+static void accept_control(struct ftv_conn *conn, u64 counter,
+			   struct sk_buff *skb, struct sk_buff_head *deliver)
+{
+	struct rebuilt_to to = { .conn = conn, .deliver = deliver };
+	u8 type = skb->len ? skb->data[0] : FTV_CONTROL_PAD;
+	int state = READ_ONCE(conn->state);
+
+	if (type == FTV_CONTROL_REPAIR)
+		ftv_fec_rebuild(&conn->fec, state <= FTV_CONN_ESTABLISHED,
+				counter, skb, rebuilt, &to);
+	else if (type == FTV_CONTROL_LOSS)
+		ftv_fec_loss_report(&conn->fec, skb);
+	else if (type == FTV_CONTROL_HELLO)
+		ftv_fec_hello(&conn->fec, skb);
+	consume_skb(skb);
+}
+
+/*
+ * The serial step for one opened segment, in the connection's order: the
+ * replay check, what it says of both TCP streams, and the inner packet,
+ * which joins @deliver. Return: whether it carried a packet.
+ */
+static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
+			   struct sk_buff_head *deliver)
+{
+	struct rebuilt_to to = { .conn = conn, .deliver = deliver };
+	struct ftv_peer *peer = conn->peer;
+	struct net_device *dev = conn->device->dev;
+	struct ftv_cb *cb = FTV_CB(skb);
+	struct ftv_msg_data *msg;
+	struct ftv_segment seg;
+	u64 counter;
+
+	if (unlikely(cb->rx.result != FTV_OPEN_OK)) {
+		ftv_drops_skb(&peer->drops, open_drop[cb->rx.result], dev, skb);
+		return false;
+	}
+	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
+	counter = le64_to_cpu(msg->counter);
+	if (unlikely(!ftv_replay_check(&conn->replay, counter))) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
+		return false;
+	}
+	if (unlikely(!READ_ONCE(conn->confirmed)))
+		ftv_peer_confirm(peer, conn);
+	if (ftv_fec_received(&conn->fec, counter, ftv_conn_tsval(conn),
+			     cb->rx.tsecr, cb->rx.has_ts))
+		ftv_send_loss_report(conn, READ_ONCE(conn->fec.loss_ppm));
+	seg.seq = cb->rx.seq;
+	seg.ack = cb->rx.ack;
+	seg.flags = cb->rx.flags;
+	seg.payload_len = cb->rx.payload_len;
+	seg.opts.has_ts = cb->rx.has_ts;
+	seg.opts.tsval = cb->rx.tsval;
+	ftv_open_track(conn, &seg);
+	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
+	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
+	if (!skb->len || !(skb->data[0] >> 4)) {
+		/* No packet: a keepalive's padding, or FEC's messages. */
+		accept_control(conn, counter, skb, deliver);
+		return false;
+	}
+	ftv_fec_keep(&conn->fec, counter, skb, rebuilt, &to);
+	if (ready_inner(conn, skb))
+		__skb_queue_tail(deliver, skb);
+	return true;
+}
+
+/**
+ * ftv_open_finish_job - deliver one receive job, after its crypto, in
+ *	order
+ * @head: the job, off its connection's serial queue (queue.c)
+ *
+ * Each message passes the replay check and updates both TCP streams'
+ * state before its packet goes to the connection's cell; what failed is
+ * dropped and counted. Drops the job's hold on its connection.
+ */
+void ftv_open_finish_job(struct sk_buff *head)
+{
+	struct ftv_cb *cb = FTV_CB(head);
+	struct ftv_conn *conn = cb->conn;
+	bool ok = atomic_read(&cb->state) == FTV_JOB_DONE &&
+		  READ_ONCE(conn->state) != FTV_CONN_DEAD;
+	struct sk_buff *skb, *next = cb->more;
+	struct sk_buff_head deliver;
+	bool got = false, data = false;
+	unsigned int dropped;
+
+	__skb_queue_head_init(&deliver);
+	for (skb = head; skb; skb = next) {
+		next = skb == head ? next : skb->next;
+		skb->next = NULL;
+		if (!ok) {
+			DEV_STATS_INC(conn->device->dev, rx_dropped);
+			kfree_skb(skb);
+			continue;
+		}
+		if (FTV_CB(skb)->rx.result == FTV_OPEN_OK)
+			got = true;
+		data |= accept_segment(conn, skb, &deliver);
+	}
+	ftv_fec_expire(&conn->fec);
+	dropped = ftv_cell_deliver(conn->cell, &deliver);
+	if (unlikely(dropped)) {
+		atomic64_add(dropped,
+			     &conn->peer->drops.count[FTV_DROPS_A_BACKLOG]);
+		DEV_STATS_ADD(conn->device->dev, rx_dropped, dropped);
+	}
+	if (got) {
+		ftv_timers_received(conn->peer, data);
+		maybe_ack(conn);
+		maybe_rekey(conn);
+	}
+	ftv_job_release(&conn->jobs);
+}
+
+/**
+ * ftv_open_crypt - the crypto step of a receive job, for a crypt worker
+ * @head: the job
+ *
+ * Each segment's own result is in its cb for the serial step.
+ *
+ * Return: FTV_JOB_DONE.
+ */
+enum ftv_job_state ftv_open_crypt(struct sk_buff *head)
+{
+	open_job(head);
+	return FTV_JOB_DONE;
+}
+
+/**
+ * ftv_open_serial - the serial queue a receive job is in
+ * @head: the job
+ *
+ * Return: its connection's receive queue.
+ */
+struct ftv_serial *ftv_open_serial(struct sk_buff *head)
+{
+	return &FTV_CB(head)->conn->rx_queue;
+}
+
+/**
+ * ftv_open_queue - queue a receive job to be opened and delivered in order
+ * @conn: its connection
+ * @head: the job's first segment, readied by ftv_open_stash(); the others
+ *	are chained in its cb; consumed
+ * @segs: how many segments the job has
+ */
+void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
+		    unsigned int segs)
+{
+	struct ftv_device *fdev = conn->device;
+	enum ftv_queued queued;
+
+	queued = ftv_serial_add(&conn->rx_queue, head, conn, segs, NULL);
+	if (unlikely(queued == FTV_QUEUE_FULL)) {
+		DEV_STATS_ADD(fdev->dev, rx_dropped, segs);
+		kfree_skb_list(FTV_CB(head)->more);
+		kfree_skb(head);
+		return;
+	}
+	if (ftv_queue_inline(queued, segs)) {
+		open_job(head);
+		ftv_job_done(head, FTV_JOB_DONE);
+	} else {
+		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head)))
+			return;
+		/* The ring is full: finish_job() counts the drop. */
+		ftv_job_done(head, FTV_JOB_DEAD);
+	}
+	ftv_serial_hand_on(&conn->rx_queue);
+}
