@@ -13,10 +13,10 @@
  *
  *  from              to              when                         caller
  *  NEW               SYN_SENT        an initiator is published     ftv_conn_open()
- *  SYN_SENT          HANDSHAKE_SENT  its SYN-ACK arrived           receive.c
+ *  SYN_SENT          HANDSHAKE_SENT  its SYN-ACK arrived           handshake.c
  *  HANDSHAKE_SENT    ESTABLISHED     the response authenticated    peer.c
  *  NEW               RESPONDING      an initiation authenticated   peer.c
- *  RESPONDING        ESTABLISHED     the response went out         receive.c
+ *  RESPONDING        ESTABLISHED     the response went out         listen.c
  *  SYN_SENT to
  *  ESTABLISHED       RETIRED         replaced, or the attempt      peer.c,
  *                                    was given up                  timers.c

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Forward error correction for lossy paths: a peer's setting, its
- * counters, and the engine on each connection.
+ * Forward error correction for lossy paths: the engine on each connection
+ * (struct ftv_fec_conn), and what ftvctl show says of it. The peer keeps
+ * the setting (peer.c) and the counters; this file is given them when a
+ * connection starts (ftv_fec_conn_init()) and knows nothing else of
+ * peers, connections or devices.
  *
  * Sending: the inner GSO superpacket a transmit job carries (queue.c) is
  * cut into groups of at most K data messages, and each group gets

@@ -3,12 +3,15 @@
 #ifndef _FTV_FEC_CODE_H
 #define _FTV_FEC_CODE_H
 
+#include <linux/ftv.h>
 #include <linux/types.h>
 
-/* The code's limits: data and repair blocks in one group. */
+/* The code's limits: data and repair blocks in one group, which are what
+ * the netlink interface lets a user ask for.
+ */
 enum ftv_fec_code_limits {
-	FTV_FEC_CODE_MAX_DATA = 64,
-	FTV_FEC_CODE_MAX_REPAIR = 16,
+	FTV_FEC_CODE_MAX_DATA = FTV_FEC_MAX_DATA,
+	FTV_FEC_CODE_MAX_REPAIR = FTV_FEC_MAX_REPAIR,
 };
 
 int ftv_fec_code_init(void);

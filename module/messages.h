@@ -10,6 +10,7 @@
 
 #include <crypto/curve25519.h>
 #include <crypto/chacha20poly1305.h>
+#include <linux/ftv.h>
 #include <linux/ipv6.h>
 #include <net/tcp.h>
 #include <linux/types.h>
@@ -20,6 +21,9 @@ enum ftv_noise_lengths {
 	FTV_TAG_SIZE = CHACHA20POLY1305_AUTHTAG_SIZE,
 	FTV_TIMESTAMP_SIZE = 12,
 };
+
+/* Keys cross the netlink interface at their own size. */
+static_assert(FTV_KEY_LEN == FTV_KEY_SIZE);
 
 #define ftv_sealed_len(plain_len) ((plain_len) + FTV_TAG_SIZE)
 

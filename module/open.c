@@ -433,7 +433,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 	} else {
 		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head)))
 			return;
-		/* The ring is full: finish_job() counts the drop. */
+		/* The ring is full: ftv_open_finish_job() counts the drop. */
 		ftv_job_done(head, FTV_JOB_DEAD);
 	}
 	ftv_serial_hand_on(&conn->rx_queue);

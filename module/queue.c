@@ -29,7 +29,7 @@
  * drains, since the job can be handed on and its hold released by
  * another CPU meanwhile. The connection is freed only once the count is
  * zero (conn.c). This file knows nothing else of connections: the
- * direction's owner (send.c, receive.c) gives it the crypto step, the
+ * direction's owner (send.c, open.c) gives it the crypto step, the
  * hand-on step and the way from a job to its serial queue.
  */
 

@@ -115,7 +115,7 @@ struct ftv_cb {
  * @jobs: job heads, oldest first; its lock guards it and @segs
  * @segs: segments of the jobs in @jobs
  * @drain_lock: held by whoever hands done jobs on; others leave it to
- *	them (ftv_serial_drain())
+ *	them (serial_drain() in queue.c)
  * @finish: hands one job on (sends it, or delivers its packets) and
  *	releases its hold (ftv_job_release())
  * @holds: the count of holds on the queue's connection, which waits for
@@ -189,7 +189,7 @@ static inline struct sk_buff *ftv_job_next(struct sk_buff *head,
 /* Mark a job done (or failed) for its serial step. */
 static inline void ftv_job_done(struct sk_buff *head, enum ftv_job_state state)
 {
-	/* Pairs with the acquire in ftv_serial_drain(). */
+	/* Pairs with the acquire in serial_pop_done() (queue.c). */
 	atomic_set_release(&FTV_CB(head)->state, state);
 }
 

@@ -880,7 +880,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	} else {
 		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, skb)))
 			return;
-		/* The ring is full: finish_job() counts the drop. */
+		/* The ring is full: ftv_send_finish_job() counts the drop. */
 		ftv_job_done(skb, FTV_JOB_DEAD);
 	}
 	ftv_serial_hand_on(&conn->tx_queue);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ftvfuzz - throw crafted IPv4 segments at an ftv listen port and at a live
- * connection, as fast as a packet socket takes them (R-R1, R-C5).
+ * connection, as fast as a packet socket takes them.
  *
  *	ftvfuzz IFACE DSTMAC SRC DST PORT COUNT [LIVEPORT PCAP]
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Netlink fuzzer for the ftv family, for the selftests (R-R1).
+"""Netlink fuzzer for the ftv family, for the selftests.
 
   ftvnlfuzz.py IFNAME SECONDS SEED
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Forward error correction on a lossy path (R-D6). netem on both ends of
+# Forward error correction on a lossy path. netem on both ends of
 # the cable loses 5 %, then 10 %, of the segments, duplicates 1 % and sends
 # 10 % ahead of the others (which wait 2 ms). First with the cable's
 # offloads off, so that netem drops wire segments, one message each, from

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Bounded work for strangers (R-C5): while A moves a file through its
+# Bounded work for strangers: while A moves a file through its
 # tunnel, a stranger at another address who knows B's public key (and so
 # can make SYN tokens) completes 10,000 fake TCP handshakes with B's
 # listen port and sends a forged initiation on each. The transfer

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Segments that look like a connection's but are not (R-C5, R-R4). The
+# Segments that look like a connection's but are not. The
 # security review of 891c642 found that unauthenticated segments could
 # change state used later (a pure ACK's timestamp became what ftv echoed),
 # that the connection lookup did not look at the destination address, and

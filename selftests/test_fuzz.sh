@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Packet fuzzing (R-R1, R-C5): while transfers run through the tunnel, A
+# Packet fuzzing: while transfers run through the tunnel, A
 # throws a million crafted IPv4 segments (selftests/ftvfuzz.c) at B's
 # listen port and at the live connection's 4-tuple: IP headers the IP
 # layer refuses, TCP headers cut short, bad data offsets and options, random

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ICMP errors about ftv's segments (R-R4): which ones lower the outer path
+# ICMP errors about ftv's segments: which ones lower the outer path
 # MTU, and on which route.
 #
 # The security review of 891c642 saw a forged "fragmentation needed"

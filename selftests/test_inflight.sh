@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Parallel crypto with packets in flight (R-D5, R-R2): every CPU seals and
+# Parallel crypto with packets in flight: every CPU seals and
 # opens one connection's packets, so a peer's removal or a device's
 # deletion finds jobs queued, being sealed or opened, and waiting to be
 # sent or delivered in order. Four streams each way keep the queues

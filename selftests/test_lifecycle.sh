@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Lifecycle under load (R-R2, R-R1): while traffic flows, 1,000 peers are
+# Lifecycle under load: while traffic flows, 1,000 peers are
 # added and removed on the receiving device, that device is moved to
 # another namespace (its outer segments stay in the namespace it was
 # created in) and used from there, that namespace is deleted, and finally

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Loss, reordering and duplication on the path (R-R3). netem on both
+# Loss, reordering and duplication on the path. netem on both
 # ends of the underlay link loses 5% of the segments, sends 25% of them
 # ahead of the others (which wait 2 ms) and duplicates 1%. ftv itself
 # retransmits nothing: the inner TCP does. The tunnel still comes up

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# MTU and path MTU discovery (R-D2). On a 1500-byte path: ftv0's default
+# MTU and path MTU discovery. On a 1500-byte path: ftv0's default
 # MTU is 1400 (1500 - 40 - 32 - 24 - 4: the larger outer IP header, TCP
 # with timestamps, counter and tag, and a FEC repair message's header); a
 # packet of exactly that size passes

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Through a strict stateful middlebox (R-T4). R masquerades C's traffic
+# Through a strict stateful middlebox. R masquerades C's traffic
 # and drops what its conntrack finds invalid; it does not pick up
 # connections mid-stream. C and S drop "ct state invalid" in input and
 # output too. 100 MB go through the tunnel each way, intact, and none of

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Netlink fuzzing (R-R1): four processes send random requests of the ftv
+# Netlink fuzzing: four processes send random requests of the ftv
 # family (selftests/ftvnlfuzz.py: random attribute trees, wrong types and
 # lengths, unknown attributes, nests that are not nests, thousands of
 # allowed-ips, dumps, peers added and removed) at two devices while a fifth

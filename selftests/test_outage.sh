@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Path outage and reconnection (R-T5). While C pings S, R drops
+# Path outage and reconnection. While C pings S, R drops
 # everything (netem loss 100% on both its links) for 20 s. The module
 # takes data that goes unanswered for 5 s as a dead path and dials again
 # (a new connection from a new source port, SYN retransmitted every

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# No fixed byte patterns (R-T7): over a capture of more than a thousand
+# No fixed byte patterns: over a capture of more than a thousand
 # payloads in both directions (sealed data, keepalives and, since sessions
 # are renewed every 10 messages here, well over a hundred key exchange
 # messages), no byte position holds one value in more than a fifth of the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A peer's removal ends every connection it had (R-R4), whatever state
+# A peer's removal ends every connection it had, whatever state
 # each is in: the current one, and those that renewals left retired or
 # lingering. The security review of 891c642 found the retired and
 # lingering ones left in B's connection table after `peer del`, pointing

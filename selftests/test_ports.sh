@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # An initiator's local port is its own for as long as the connection
-# lives (R-T3, R-R4). The security review of 891c642 found that the host
+# lives. The security review of 891c642 found that the host
 # could give a TCP socket of its own the port ftv picked, toward the same
 # peer address and port, and ftv would then take that socket's segments;
 # and that ftv could pick a port a host socket already had. ftv now holds

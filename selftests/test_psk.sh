@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Pre-shared keys (R-C1): with different pre-shared keys on the two ends
+# Pre-shared keys: with different pre-shared keys on the two ends
 # there is no session on either side. The pre-shared key is part of the
 # SYN token (module/token.c), so B's ftv does not even take A's SYNs: they
 # fall through to B's host, which resets them, as for any stranger. With

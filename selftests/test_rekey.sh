@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Session renewal (R-C3). With the limits lowered through the module's
+# Session renewal. With the limits lowered through the module's
 # parameters: an inner TCP transfer that spans many renewals by message
 # count arrives intact; renewal by age happens on its own while traffic
 # flows; and with a hard message limit below the renewal one, no key ever

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Replay protection and authentication of data segments (R-C4, R-C5).
+# Replay protection and authentication of data segments.
 # Ten of A's data segments are captured on B's side but kept from B's
 # module by a netdev ingress rule; injected afterwards in reverse order
 # they must all be delivered (reordering within the window is fine). Sent

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Roaming (R-T6): the initiator's outside address changes and the
+# Roaming: the initiator's outside address changes and the
 # responder follows. Two changes, one after the other:
 #  1. the NAT's public address changes (198.51.100.1 -> .3) and R loses
 #     its state (conntrack flushed), as when a home router reconnects or

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Forged RST and FIN (R-T5). Each is built from a segment of the tunnel
+# Forged RST and FIN. Each is built from a segment of the tunnel
 # caught on the wire (forgetcp.py): the tunnel's exact 4-tuple, the next
 # sequence number the receiver expects, the current acknowledgment.
 #

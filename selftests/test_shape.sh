@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shaped openings (R-T8). A opens a thousand fresh connections to B (the
+# Shaped openings. A opens a thousand fresh connections to B (the
 # peer removed and added back each time, a UDP echo through the tunnel
 # to see both opening messages through), and a capture on B's cable goes
 # through fte.py, the detector of fully encrypted traffic that Wu et al.

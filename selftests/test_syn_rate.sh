@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# SYN tokens at a rate, and with many pre-shared keys (R-C5, R-R4). The
+# SYN tokens at a rate, and with many pre-shared keys. The
 # security review of 891c642 found the SYN replay cache full at about 29
 # SYNs a second, after which genuine reconnects were refused, and a SYN's
 # check costing one SipHash per distinct pre-shared key and clock step.

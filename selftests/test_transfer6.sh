@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test_transfer.sh over the other mixes of families (R-D1): by default
+# test_transfer.sh over the other mixes of families: by default
 # the outer connection runs over IPv6 (A dials [fd00::2]:51820) and
 # 10 MB go through the tunnel inside IPv4 and then inside IPv6, each
 # compared by sha256 on both ends. UNDERLAY (4 or 6) picks the outer

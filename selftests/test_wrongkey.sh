@@ -41,7 +41,7 @@ ktap_eq "A's peer received no data (rx_bytes 0)" 0 \
 	"$(ftv_peer_json "$A" ftv0 "$pub_b" 'p["rx_bytes"]' 2>&1)"
 rx=$(nsx "$B" cat /sys/class/net/ftv0/statistics/rx_packets)
 ktap_eq "nothing came out of B's ftv0 (rx_packets 0)" 0 "$rx"
-# R-C5/R-R1: what fails authentication is counted somewhere.
+# What fails authentication is counted somewhere.
 drops=$(ftv_json "$B" ftv0 'sum(d["drops"].values()) + sum(sum(p["drops"].values()) for p in d["peers"])' 2>&1)
 if [[ "$drops" =~ ^[0-9]+$ ]] && [ "$drops" -gt 0 ]; then
 	ktap_ok "B counts the rejected key exchange in its drops"
