@@ -334,27 +334,6 @@ unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
 }
 
 /**
- * ftv_fec_loss_unit - how many of a job's messages may share one fate
- * @n: the job's data messages
- * @k: K, not 0
- * @m: M
- *
- * The fewest repair messages any group of the job has (its last group is
- * its smallest): as long as no more than that many consecutive messages
- * travel, and are lost, as one, every group can be rebuilt from the rest.
- *
- * Return: at least 1.
- */
-unsigned int ftv_fec_loss_unit(unsigned int n, unsigned int k, unsigned int m)
-{
-	unsigned int groups = DIV_ROUND_UP(max(n, 1U), k);
-
-	return max(1U, ftv_fec_group_repair(ftv_fec_group_size(max(n, 1U), k,
-							       groups - 1),
-					    k, m));
-}
-
-/**
  * ftv_fec_repairs - repair messages of a whole job
  * @n: the job's data messages
  * @k: K, 0 for none
@@ -432,7 +411,8 @@ static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
  * @has_ts: @tsecr is valid
  *
  * The loss rate is what did not arrive of the counters the greatest one
- * moved past, over FTV_FEC_LOSS_INTERVAL messages (or fewer, down to
+ * moved past, less what this end dropped itself, over
+ * FTV_FEC_LOSS_INTERVAL messages (or fewer, down to
  * FTV_FEC_LOSS_INTERVAL_MIN, once FTV_FEC_LOSS_PERIOD_MS have passed),
  * smoothed: quick to rise, slow to fall but for a whole clean interval.
  *
@@ -441,7 +421,7 @@ static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
 bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 		      u32 tsecr, bool has_ts)
 {
-	u64 advanced, lost;
+	u64 advanced, lost, here;
 	u32 ppm;
 
 	if (has_ts)
@@ -460,6 +440,11 @@ bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 			 msecs_to_jiffies(FTV_FEC_LOSS_PERIOD_MS))))
 		return false;
 	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
+	/* What we dropped ourselves is not the path's: repair messages
+	 * would only add to the load that made us drop it.
+	 */
+	here = atomic_xchg(&fc->dropped_here, 0);
+	lost = lost > here ? lost - here : 0;
 	ppm = div64_u64(lost * 1000000, advanced);
 	/* Up at once, down slowly: a repair too few costs the inner TCP
 	 * half its window, one too many a few per cent. But a whole
@@ -480,6 +465,21 @@ bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 	fc->interval_began = jiffies;
 	fc->interval_seen = 0;
 	return READ_ONCE(fc->peer_has_fec);
+}
+
+/**
+ * ftv_fec_dropped_here - count received segments this end dropped itself
+ * @fc: the FEC state of their connection
+ * @segs: how many
+ *
+ * Segments dropped before they were opened (the connection's receive
+ * queue or the device's crypt ring was full) never show up in the loss
+ * estimate's count of what arrived; said here, they are not taken for
+ * the path's loss. Any CPU may call it.
+ */
+void ftv_fec_dropped_here(struct ftv_fec_conn *fc, unsigned int segs)
+{
+	atomic_add(segs, &fc->dropped_here);
 }
 
 /**

@@ -108,6 +108,9 @@ struct ftv_fec_snapshot {
  * @interval_began: jiffies when it began
  * @interval_seen: messages received in it
  * @greatest: the greatest counter received
+ * @dropped_here: segments of the peer's this end dropped itself (its
+ *	queues were full) since the last loss interval ended: not the path's
+ *	loss (ftv_fec_dropped_here())
  * @srtt_ms: smoothed round trip time, from TCP timestamps
  * @rx: received messages kept for rebuilding, allocated by @alloc_work
  *	once the first valid repair message arrives on a live connection
@@ -138,6 +141,7 @@ struct ftv_fec_conn {
 	unsigned long interval_began;
 	u32 interval_seen;
 	u64 greatest;
+	atomic_t dropped_here;
 	u32 srtt_ms;
 	struct ftv_fec_rx *rx;
 	bool alloc_queued;
@@ -162,13 +166,13 @@ unsigned int ftv_fec_group_size(unsigned int n, unsigned int k,
 unsigned int ftv_fec_group_repair(unsigned int kg, unsigned int k,
 				  unsigned int m);
 unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m);
-unsigned int ftv_fec_loss_unit(unsigned int n, unsigned int k, unsigned int m);
 struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int kg, unsigned int mg,
 			       unsigned int j, unsigned int headroom);
 bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 		      u32 tsecr, bool has_ts);
 void ftv_fec_hello(struct ftv_fec_conn *fc, const struct sk_buff *skb);
+void ftv_fec_dropped_here(struct ftv_fec_conn *fc, unsigned int segs);
 void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb);
 void ftv_fec_keep(struct ftv_fec_conn *fc, u64 counter,
 		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,

@@ -360,6 +360,7 @@ void ftv_open_finish_job(struct sk_buff *head)
 		skb->next = NULL;
 		if (!ok) {
 			DEV_STATS_INC(conn->device->dev, rx_dropped);
+			ftv_fec_dropped_here(&conn->fec, 1);
 			kfree_skb(skb);
 			continue;
 		}
@@ -423,6 +424,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 	queued = ftv_serial_add(&conn->rx_queue, head, conn, segs, NULL);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, rx_dropped, segs);
+		ftv_fec_dropped_here(&conn->fec, segs);
 		kfree_skb_list(FTV_CB(head)->more);
 		kfree_skb(head);
 		return;
