@@ -27,12 +27,14 @@
  *   flip	a genuine segment with one payload bit flipped
  *
  * Prints one line per class, "CLASS SENT", then what ftv should count for
- * them: "expect bad_auth N" (live, flip) and "expect replay N" (replay).
- * Everything else is the host's: ftv takes no segment to its listen port
- * without a connection unless it is a SYN with a valid token or carries
- * the cookie of a SYN-ACK ftv sent (module/token.c), so those classes end
- * in the host's IP and TCP layers (a SYN without a token gets the host's
- * RST).
+ * them: "expect tuple N" (live, replay, flip: each is the peer's bad_auth,
+ * replay or out_of_window, by where its sequence number falls) and
+ * "expect syn_refused N" (syn, a device counter). Everything else is the
+ * host's: ftv takes no segment to its listen port without a connection
+ * unless it is a SYN with a valid token or carries the cookie of a
+ * SYN-ACK ftv sent (module/token.c), so those classes end in the host's
+ * IP and TCP layers (a SYN without a token gets the host's RST; ftv only
+ * counts it).
  */
 
 #define _GNU_SOURCE
@@ -456,8 +458,8 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < (int)nclass; i++)
 		printf("%s %llu\n", class_name[i], sent[i]);
-	printf("expect bad_auth %llu\n", sent[LIVE] + sent[FLIP]);
-	printf("expect replay %llu\n", sent[REPLAY]);
+	printf("expect tuple %llu\n", sent[LIVE] + sent[REPLAY] + sent[FLIP]);
+	printf("expect syn_refused %llu\n", sent[SYN]);
 	printf("total %llu in %.1f s\n", done,
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	close(fd);

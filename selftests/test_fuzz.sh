@@ -8,13 +8,17 @@
 # payloads with and without a connection, SYNs, and genuine segments of the
 # tunnel replayed or with one bit flipped. The transfers must arrive
 # intact, the session must stay the same, the kernel must report nothing,
-# and B's counters must account for what ftv should take:
-#   bad_auth (peer)  random payloads on the live tuple, flipped bits
-#   replay   (peer)  genuine segments sent again
-# exactly, less whatever never reached ftv (the receive backlogs' drops,
-# from /proc/net/softnet_stat). Everything else ftv must leave to the host
-# (token.c): B's device counters do not move. The host's IP and TCP
-# layers drop the junk and answer the SYNs with resets.
+# and B's counters must account for what ftv should take, exactly, less
+# whatever never reached ftv (the receive backlogs' drops, from
+# /proc/net/softnet_stat):
+#   bad_auth, replay, out_of_window (peer)  every segment on the live
+#       tuple: random payloads, genuine segments sent again or with a bit
+#       flipped; which of the three depends on where its sequence number
+#       falls against the receive window
+#   syn_refused (device)  SYNs without a token, which the host answers
+# Everything else ftv must leave to the host (token.c): B's other device
+# counters do not move. The host's IP and TCP layers drop the junk and
+# answer the SYNs with resets.
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+
@@ -79,10 +83,17 @@ backlog_drops()
 	done </proc/net/softnet_stat
 	echo "$n"
 }
-bad_auth0=$(peer_drop bad_auth)
-replay0=$(peer_drop replay)
-dev_drops() { ftv_json "$B" ftv0 'sum(d["drops"].values())'; }
-dev0=$(dev_drops)
+tuple_drops()
+{
+	ftv_peer_json "$B" ftv0 "$pub_a" \
+		"sum(p['drops'][k] for k in ('bad_auth', 'replay', 'out_of_window'))"
+}
+tuple0=$(tuple_drops)
+split0="$(peer_drop bad_auth) $(peer_drop replay) $(peer_drop out_of_window)"
+dev_drop() { ftv_json "$B" ftv0 "d['drops']['$1']"; }
+dev_other() { ftv_json "$B" ftv0 "sum(d['drops'].values()) - d['drops']['syn_refused']"; }
+refused0=$(dev_drop syn_refused)
+dev0=$(dev_other)
 backlog0=$(backlog_drops)
 
 # Transfers one after another until the fuzzer is done.
@@ -138,10 +149,12 @@ accounted()
 		ktap_fail "$1: $2 counted for ${want:-?} sent (backlog drops: $lost)"
 	fi
 }
-accounted bad_auth $(($(peer_drop bad_auth) - bad_auth0))
-accounted replay $(($(peer_drop replay) - replay0))
-ktap_eq "everything else was left to the host (B's device drops unchanged)" \
-	0 $(($(dev_drops) - dev0))
+accounted tuple $(($(tuple_drops) - tuple0))
+ktap_diag "bad_auth replay out_of_window: $split0 before," \
+	"$(peer_drop bad_auth) $(peer_drop replay) $(peer_drop out_of_window) after"
+accounted syn_refused $(($(dev_drop syn_refused) - refused0))
+ktap_eq "everything else was left to the host (B's other device drops unchanged)" \
+	0 $(($(dev_other) - dev0))
 
 reports=$(dmesg_since "$mark" | grep -E "BUG|WARNING|Oops|KASAN|kmemleak|refcount_t|RCU|lockdep|general protection")
 ktap_eq "the kernel reported nothing during the fuzzing" "" "$reports"
