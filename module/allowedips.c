@@ -81,13 +81,68 @@ slot_of(struct ftv_allowedips *table, struct ftv_allowedips_node *node)
 	return &parent->bit[deref(table, parent->bit[1]) == node];
 }
 
-static struct ftv_allowedips_node *node_new(const u8 *key, u8 cidr, u8 bitlen)
+/**
+ * ftv_allowedips_reserve - allocate the nodes a set of insertions needs
+ * @reserve: filled with the nodes
+ * @prefixes: how many prefixes are to be inserted
+ *
+ * An insertion takes at most two nodes (the prefix's and a branch), so
+ * with the nodes reserved first a change that removes prefixes and adds
+ * others cannot fail half-way. What is left is freed by
+ * ftv_allowedips_unreserve().
+ *
+ * Return: 0 or -ENOMEM, with nothing reserved.
+ */
+int ftv_allowedips_reserve(struct ftv_allowedips_reserve *reserve,
+			   unsigned int prefixes)
+{
+	struct ftv_allowedips_node *node;
+	unsigned int i;
+
+	INIT_LIST_HEAD(&reserve->nodes);
+	for (i = 0; i < 2 * prefixes; i++) {
+		node = kmem_cache_zalloc(node_cache, GFP_KERNEL);
+		if (!node) {
+			ftv_allowedips_unreserve(reserve);
+			return -ENOMEM;
+		}
+		list_add(&node->peer_list, &reserve->nodes);
+	}
+	return 0;
+}
+
+/**
+ * ftv_allowedips_unreserve - free the nodes insertions did not take
+ * @reserve: from ftv_allowedips_reserve()
+ */
+void ftv_allowedips_unreserve(struct ftv_allowedips_reserve *reserve)
+{
+	struct ftv_allowedips_node *node, *tmp;
+
+	list_for_each_entry_safe(node, tmp, &reserve->nodes, peer_list) {
+		list_del(&node->peer_list);
+		kmem_cache_free(node_cache, node);
+	}
+}
+
+/* A node for @key/@cidr: from @reserve if there is one, else allocated. */
+static struct ftv_allowedips_node *
+node_new(const u8 *key, u8 cidr, u8 bitlen,
+	 struct ftv_allowedips_reserve *reserve)
 {
 	struct ftv_allowedips_node *node;
 
-	node = kmem_cache_zalloc(node_cache, GFP_KERNEL);
-	if (!node)
-		return NULL;
+	node = reserve ? list_first_entry_or_null(&reserve->nodes,
+						  struct ftv_allowedips_node,
+						  peer_list) : NULL;
+	if (node) {
+		list_del(&node->peer_list);
+		memset(node, 0, sizeof(*node));
+	} else {
+		node = kmem_cache_zalloc(node_cache, GFP_KERNEL);
+		if (!node)
+			return NULL;
+	}
 	copy_masked(node->bits, key, cidr, bitlen / 8);
 	node->cidr = cidr;
 	node->bitlen = bitlen;
@@ -114,7 +169,8 @@ static void replace_in_slot(struct ftv_allowedips *table,
 }
 
 static int insert(struct ftv_allowedips *table, int family, const u8 *key,
-		  u8 cidr, u8 bitlen, struct ftv_peer *peer)
+		  u8 cidr, u8 bitlen, struct ftv_peer *peer,
+		  struct ftv_allowedips_reserve *reserve)
 {
 	struct ftv_allowedips_node __rcu **slot = root_of(table, family);
 	struct ftv_allowedips_node *node, *parent = NULL, *fresh, *branch;
@@ -135,7 +191,7 @@ static int insert(struct ftv_allowedips *table, int family, const u8 *key,
 		slot = &node->bit[bit_at(key, node->cidr)];
 	}
 
-	fresh = node_new(key, cidr, bitlen);
+	fresh = node_new(key, cidr, bitlen, reserve);
 	if (!fresh)
 		return -ENOMEM;
 	node_set_peer(fresh, peer);
@@ -155,7 +211,7 @@ static int insert(struct ftv_allowedips *table, int family, const u8 *key,
 		return 0;
 	}
 	/* The prefixes diverge after @common bits: join them in a branch. */
-	branch = node_new(key, common, bitlen);
+	branch = node_new(key, common, bitlen, reserve);
 	if (!branch) {
 		list_del(&fresh->peer_list);
 		kmem_cache_free(node_cache, fresh);
@@ -177,18 +233,21 @@ static int insert(struct ftv_allowedips *table, int family, const u8 *key,
  * @addr: 4 or 16 bytes, network order; bits past @cidr are ignored
  * @cidr: prefix length, at most 32 or 128
  * @peer: new owner of the prefix (taken from any previous owner)
+ * @reserve: nodes from ftv_allowedips_reserve(), or NULL to allocate them
  *
- * Return: 0, -EINVAL for a bad family or length, or -ENOMEM.
+ * Return: 0, -EINVAL for a bad family or length, or -ENOMEM (never with
+ * enough nodes reserved).
  */
 int ftv_allowedips_insert(struct ftv_allowedips *table, int family,
-			  const void *addr, u8 cidr, struct ftv_peer *peer)
+			  const void *addr, u8 cidr, struct ftv_peer *peer,
+			  struct ftv_allowedips_reserve *reserve)
 {
 	u8 bitlen = family == AF_INET ? 32 : 128;
 
 	lockdep_assert_held(table->update_lock);
 	if ((family != AF_INET && family != AF_INET6) || cidr > bitlen)
 		return -EINVAL;
-	return insert(table, family, addr, cidr, bitlen, peer);
+	return insert(table, family, addr, cidr, bitlen, peer, reserve);
 }
 
 static void node_free_rcu(struct rcu_head *rcu)

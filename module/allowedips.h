@@ -43,11 +43,20 @@ struct ftv_allowedips {
 	struct mutex *update_lock; /* held by writers; readers use RCU */
 };
 
+/* Nodes allocated ahead of a change that must not fail half-way. */
+struct ftv_allowedips_reserve {
+	struct list_head nodes;
+};
+
 int ftv_allowedips_slab_init(void);
 void ftv_allowedips_slab_uninit(void);
 void ftv_allowedips_init(struct ftv_allowedips *table, struct mutex *lock);
+int ftv_allowedips_reserve(struct ftv_allowedips_reserve *reserve,
+			   unsigned int prefixes);
+void ftv_allowedips_unreserve(struct ftv_allowedips_reserve *reserve);
 int ftv_allowedips_insert(struct ftv_allowedips *table, int family,
-			  const void *addr, u8 cidr, struct ftv_peer *peer);
+			  const void *addr, u8 cidr, struct ftv_peer *peer,
+			  struct ftv_allowedips_reserve *reserve);
 void ftv_allowedips_remove_by_peer(struct ftv_allowedips *table,
 				   struct ftv_peer *peer);
 struct ftv_peer *ftv_allowedips_lookup(struct ftv_allowedips *table,

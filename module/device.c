@@ -97,38 +97,53 @@ static void identity_free_rcu(struct rcu_head *rcu)
 }
 
 /**
+ * ftv_identity_new - a static key pair from a private key
+ * @private_key: the private key; all zero means none
+ *
+ * The part of replacing a device's key that can fail, done before
+ * anything is changed.
+ *
+ * Return: the identity, NULL for none, or ERR_PTR(-ENOMEM or -EINVAL).
+ */
+struct ftv_identity *ftv_identity_new(const u8 private_key[FTV_KEY_SIZE])
+{
+	static const u8 no_psk[FTV_KEY_SIZE];
+	struct ftv_identity *identity;
+
+	if (!memchr_inv(private_key, 0, FTV_KEY_SIZE))
+		return NULL;
+	identity = kzalloc(sizeof(*identity), GFP_KERNEL);
+	if (!identity)
+		return ERR_PTR(-ENOMEM);
+	memcpy(identity->private_key, private_key, FTV_KEY_SIZE);
+	curve25519_clamp_secret(identity->private_key);
+	if (!curve25519_generate_public(identity->public_key,
+					identity->private_key)) {
+		kfree_sensitive(identity);
+		return ERR_PTR(-EINVAL);
+	}
+	ftv_token_key(&identity->token_key, identity->public_key, no_psk);
+	return identity;
+}
+
+/**
  * ftv_device_set_identity - replace the static key pair
  * @fdev: the device
- * @private_key: new private key; all zero removes it
+ * @identity: from ftv_identity_new(), taken over; NULL removes the key
  *
  * Sessions made with the old key end: they authenticated an identity the
  * device no longer has.
  *
- * Return: 0, or -ENOMEM (the old key stays, or the SYN tokens of some
- * peers with a pre-shared key could not be renewed).
+ * Return: 0, or -ENOMEM: the key is replaced, but the SYN tokens of some
+ * peers with a pre-shared key could not be renewed.
  */
 int ftv_device_set_identity(struct ftv_device *fdev,
-			    const u8 private_key[FTV_KEY_SIZE])
+			    struct ftv_identity *identity)
 {
-	static const u8 no_psk[FTV_KEY_SIZE];
-	struct ftv_identity *identity = NULL, *old;
+	struct ftv_identity *old;
 	struct ftv_peer *peer;
 
 	lockdep_assert_held(&fdev->device_update_lock);
-	if (memchr_inv(private_key, 0, FTV_KEY_SIZE)) {
-		identity = kzalloc(sizeof(*identity), GFP_KERNEL);
-		if (!identity)
-			return -ENOMEM;
-		memcpy(identity->private_key, private_key, FTV_KEY_SIZE);
-		curve25519_clamp_secret(identity->private_key);
-		if (!curve25519_generate_public(identity->public_key,
-						identity->private_key)) {
-			kfree_sensitive(identity);
-			return -EINVAL;
-		}
-		ftv_token_key(&identity->token_key, identity->public_key,
-			      no_psk);
-	}
 	old = rcu_replace_pointer(fdev->identity, identity,
 				  lockdep_is_held(&fdev->device_update_lock));
 	if (old && identity &&
@@ -538,6 +553,8 @@ static int ftv_newlink(struct net *src_net, struct net_device *dev,
 	ret = register_netdevice(dev);
 	if (ret)
 		goto err_private;
+	/* From here on the destructor says "destroyed", whatever fails. */
+	pr_debug("%s: device created\n", dev->name);
 	ret = attach_to_net(fdev, src_net);
 	if (ret)
 		goto err_unregister;
@@ -547,7 +564,6 @@ static int ftv_newlink(struct net *src_net, struct net_device *dev,
 	dev->priv_destructor = ftv_destruct;
 	dev->needs_free_netdev = true;
 	queue_delayed_work(ftv_wq, &fdev->gc_work, 10 * HZ);
-	pr_debug("%s: device created\n", dev->name);
 	return 0;
 
 err_unregister:

@@ -134,8 +134,9 @@ bool ftv_device_port_in_use(struct net *net, u16 port,
 			    const struct ftv_device *except);
 bool ftv_device_copy_identity(struct ftv_device *fdev,
 			      struct ftv_identity *out);
+struct ftv_identity *ftv_identity_new(const u8 private_key[FTV_KEY_SIZE]);
 int ftv_device_set_identity(struct ftv_device *fdev,
-			    const u8 private_key[FTV_KEY_SIZE]);
+			    struct ftv_identity *identity);
 int ftv_device_serial_cpu(struct ftv_device *fdev);
 void ftv_device_changed(struct ftv_device *fdev);
 bool ftv_device_find_owner(struct list_head *devices,

@@ -619,8 +619,9 @@ static int get_device_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-static int set_listen_port(struct ftv_device *fdev, struct nlattr *attr,
-			   struct netlink_ext_ack *extack)
+/* Whether @port can be the device's listen port; its replay cache ready. */
+static int check_listen_port(struct ftv_device *fdev, struct nlattr *attr,
+			     struct netlink_ext_ack *extack)
 {
 	u16 port = nla_get_u16(attr);
 	struct net *net = fdev->creating_net;
@@ -637,13 +638,32 @@ static int set_listen_port(struct ftv_device *fdev, struct nlattr *attr,
 				    "no memory for the SYN replay cache");
 		return -ENOMEM;
 	}
-	WRITE_ONCE(fdev->listen_port, port);
 	return 0;
 }
 
+/* The new key pair, if the request has one: made before anything changes. */
+static struct ftv_identity *prepare_identity(struct nlattr *attr,
+					     struct netlink_ext_ack *extack)
+{
+	struct ftv_identity *identity = ftv_identity_new(nla_data(attr));
+
+	if (PTR_ERR_OR_ZERO(identity) == -ENOMEM)
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "no memory for the new private key");
+	else if (IS_ERR(identity))
+		NL_SET_ERR_MSG_ATTR(extack, attr, "private key is not usable");
+	return identity;
+}
+
+/*
+ * Everything that can fail (the listen port's checks and replay cache,
+ * the new key pair) is done before anything changes, so that a failed
+ * request leaves the device as it was.
+ */
 static int set_device(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
+	struct ftv_identity *identity = NULL;
 	struct ftv_device *fdev;
 	int ret = 0;
 
@@ -653,11 +673,21 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 	rtnl_lock();
 	mutex_lock(&fdev->device_update_lock);
 	if (attrs[FTV_A_LISTEN_PORT]) {
-		ret = set_listen_port(fdev, attrs[FTV_A_LISTEN_PORT],
-				      info->extack);
+		ret = check_listen_port(fdev, attrs[FTV_A_LISTEN_PORT],
+					info->extack);
 		if (ret)
 			goto out;
 	}
+	if (attrs[FTV_A_PRIVATE_KEY]) {
+		identity = prepare_identity(attrs[FTV_A_PRIVATE_KEY],
+					    info->extack);
+		ret = PTR_ERR_OR_ZERO(identity);
+		if (ret)
+			goto out;
+	}
+	if (attrs[FTV_A_LISTEN_PORT])
+		WRITE_ONCE(fdev->listen_port,
+			   nla_get_u16(attrs[FTV_A_LISTEN_PORT]));
 	if (attrs[FTV_A_FLAGS] &&
 	    (nla_get_u32(attrs[FTV_A_FLAGS]) & FTV_DEVICE_F_REPLACE_PEERS))
 		ftv_peer_remove_all(fdev);
@@ -669,16 +699,11 @@ static int set_device(struct sk_buff *skb, struct genl_info *info)
 	if (attrs[FTV_A_SHAPE])
 		WRITE_ONCE(fdev->shape, nla_get_u8(attrs[FTV_A_SHAPE]));
 	if (attrs[FTV_A_PRIVATE_KEY]) {
-		ret = ftv_device_set_identity(fdev,
-					      nla_data(attrs[FTV_A_PRIVATE_KEY]));
-		if (ret == -ENOMEM)
+		ret = ftv_device_set_identity(fdev, identity);
+		if (ret)
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    attrs[FTV_A_PRIVATE_KEY],
-					    "no memory for the new private key or the SYN tokens");
-		else if (ret)
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    attrs[FTV_A_PRIVATE_KEY],
-					    "private key is not usable");
+					    "key set, but no memory for the SYN tokens of some peers with a preshared key");
 	}
 	ftv_device_changed(fdev);
 out:
@@ -828,31 +853,48 @@ static void endpoint_from_attrs(struct ftv_endpoint *ep, struct nlattr **tb)
 	}
 }
 
-static int apply_allowedips(struct ftv_peer *peer, struct nlattr *list,
-			    bool replace)
+/* Nodes for every prefix in @list, so that applying it cannot fail. */
+static int reserve_allowedips(struct ftv_allowedips_reserve *reserve,
+			      struct nlattr *list,
+			      struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr;
+	unsigned int n = 0;
+	int rem;
+
+	if (list)
+		nla_for_each_nested(attr, list, rem)
+			n++;
+	if (ftv_allowedips_reserve(reserve, n)) {
+		NL_SET_ERR_MSG_ATTR(extack, list, "no memory for the allowed-ips");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* check_allowedips() has vetted @list, and @reserve holds its nodes. */
+static void apply_allowedips(struct ftv_peer *peer, struct nlattr *list,
+			     bool replace,
+			     struct ftv_allowedips_reserve *reserve)
 {
 	struct nlattr *tb[FTV_ALLOWEDIP_A_MAX + 1], *attr;
 	struct ftv_device *fdev = peer->device;
-	int rem, ret;
+	int rem;
 
 	if (replace)
 		ftv_allowedips_remove_by_peer(&fdev->allowedips, peer);
 	if (!list)
-		return 0;
+		return;
 	nla_for_each_nested(attr, list, rem) {
-		ret = nla_parse_nested(tb, FTV_ALLOWEDIP_A_MAX, attr,
-				       allowedip_policy, NULL);
-		if (ret)
-			return ret;
-		ret = ftv_allowedips_insert(&fdev->allowedips,
-					    nla_get_u16(tb[FTV_ALLOWEDIP_A_FAMILY]),
-					    nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]),
-					    nla_get_u8(tb[FTV_ALLOWEDIP_A_CIDR_MASK]),
-					    peer);
-		if (ret)
-			return ret;
+		if (nla_parse_nested(tb, FTV_ALLOWEDIP_A_MAX, attr,
+				     allowedip_policy, NULL))
+			continue;
+		WARN_ON(ftv_allowedips_insert(&fdev->allowedips,
+					      nla_get_u16(tb[FTV_ALLOWEDIP_A_FAMILY]),
+					      nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]),
+					      nla_get_u8(tb[FTV_ALLOWEDIP_A_CIDR_MASK]),
+					      peer, reserve));
 	}
-	return 0;
 }
 
 static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
@@ -869,12 +911,20 @@ static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
 	}
 }
 
+/*
+ * What can fail (the preshared key's token, the allowed-ips' nodes) is
+ * done first: a request that fails leaves the peer as it was.
+ */
 static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		      struct netlink_ext_ack *extack)
 {
 	u32 flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
+	struct ftv_allowedips_reserve reserve;
 	int ret;
 
+	ret = reserve_allowedips(&reserve, tb[FTV_PEER_A_ALLOWEDIPS], extack);
+	if (ret)
+		return ret;
 	if (tb[FTV_PEER_A_PRESHARED_KEY] ||
 	    (flags & FTV_PEER_F_REMOVE_PRESHARED_KEY)) {
 		ret = ftv_peer_set_psk(peer, tb[FTV_PEER_A_PRESHARED_KEY] ?
@@ -883,7 +933,7 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		if (ret) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PRESHARED_KEY],
 					    "no memory for the SYN token of the preshared key");
-			return ret;
+			goto out;
 		}
 	}
 	apply_endpoint(peer, tb, flags);
@@ -896,11 +946,10 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 				 nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) : 0,
 				 tb[FTV_PEER_A_FEC_REPAIR] ?
 				 nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
-	ret = apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
-			       flags & FTV_PEER_F_REPLACE_ALLOWEDIPS);
-	if (ret)
-		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_ALLOWEDIPS],
-				    "no memory for the allowed-ips");
+	apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
+			 flags & FTV_PEER_F_REPLACE_ALLOWEDIPS, &reserve);
+out:
+	ftv_allowedips_unreserve(&reserve);
 	return ret;
 }
 
@@ -979,10 +1028,14 @@ static int change_peer(struct ftv_device *fdev, u8 cmd, struct nlattr **tb,
 				    "no such peer");
 		ret = -ENOENT;
 	}
-	if (!ret && cmd == FTV_CMD_DEL_PEER)
+	if (!ret && cmd == FTV_CMD_DEL_PEER) {
 		ftv_peer_remove(peer);
-	else if (!ret)
+	} else if (!ret) {
 		ret = apply_peer(peer, tb, extack);
+		/* A peer added without all it was given is not added. */
+		if (ret && cmd == FTV_CMD_NEW_PEER)
+			ftv_peer_remove(peer);
+	}
 	ftv_device_changed(fdev);
 	ftv_peer_put(peer);
 	return ret;

@@ -35,6 +35,28 @@ static int __init aip_parse(const char *text, u8 addr[16])
 	return -EINVAL;
 }
 
+/* Half the insertions from reserved nodes, half allocating their own. */
+static bool __init aip_insert_all(struct ftv_allowedips *table,
+				  struct ftv_peer *peers)
+{
+	struct ftv_allowedips_reserve reserve;
+	bool ok = true;
+	u8 addr[16];
+	size_t i;
+
+	if (ftv_allowedips_reserve(&reserve, ARRAY_SIZE(aip_inserts) / 2))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(aip_inserts) && ok; ++i) {
+		const struct aip_case *c = &aip_inserts[i];
+
+		ok = !ftv_allowedips_insert(table, aip_parse(c->addr, addr),
+					    addr, c->cidr, &peers[c->peer],
+					    i % 2 ? NULL : &reserve);
+	}
+	ftv_allowedips_unreserve(&reserve);
+	return ok;
+}
+
 static bool __init aip_run(struct ftv_allowedips *table, struct ftv_peer *peers)
 {
 	struct ftv_peer *found;
@@ -42,13 +64,8 @@ static bool __init aip_run(struct ftv_allowedips *table, struct ftv_peer *peers)
 	u8 addr[16];
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(aip_inserts); ++i) {
-		const struct aip_case *c = &aip_inserts[i];
-
-		if (ftv_allowedips_insert(table, aip_parse(c->addr, addr), addr,
-					  c->cidr, &peers[c->peer]))
-			return false;
-	}
+	if (!aip_insert_all(table, peers))
+		return false;
 	for (i = 0; i < ARRAY_SIZE(aip_lookups); ++i) {
 		const struct aip_case *c = &aip_lookups[i];
 
