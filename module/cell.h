@@ -6,6 +6,12 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+/* A cell holds this many times net.core.netdev_max_backlog packets: at
+ * the default, about one connection's whole receive queue
+ * (FTV_QUEUE_MAX_SEGS in queue.h), which it may release at once.
+ */
+#define FTV_CELL_BACKLOGS 3
+
 /**
  * struct ftv_cell - a NAPI context that delivers opened packets
  * @queue: packets to deliver, in order; its lock guards it

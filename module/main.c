@@ -13,6 +13,7 @@
 #include "noise.h"
 #include "queue.h"
 #include "replay.h"
+#include "segment.h"
 #include "shape.h"
 #include "token.h"
 
@@ -25,7 +26,8 @@ static int __init ftv_selftests(void)
 #ifdef DEBUG
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
 	    !ftv_faketcp_selftest() || !ftv_token_selftest() ||
-	    !ftv_fec_code_selftest() || !ftv_shape_selftest()) {
+	    !ftv_fec_code_selftest() || !ftv_shape_selftest() ||
+	    !ftv_segment_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}

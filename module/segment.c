@@ -137,3 +137,7 @@ int ftv_segment_check(struct sk_buff *skb, struct ftv_segment *seg,
 		return -EBADMSG;
 	return 0;
 }
+
+#ifdef DEBUG
+#include "selftest/segment.c"
+#endif

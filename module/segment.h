@@ -38,4 +38,8 @@ int ftv_segment_parse_tcp(struct sk_buff *skb, struct ftv_segment *seg,
 int ftv_segment_check(struct sk_buff *skb, struct ftv_segment *seg,
 		      unsigned int thoff, const struct nf_hook_state *state);
 
+#ifdef DEBUG
+bool ftv_segment_selftest(void);
+#endif
+
 #endif /* _FTV_SEGMENT_H */

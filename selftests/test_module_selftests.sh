@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The module's own self-tests, which a debug build (make FTV_DEBUG=1) runs
-# when it loads: replay window, allowed-ips trie, TCP option codec, and one
-# full key exchange against known answers. Those answers must still be what
+# when it loads: replay window, allowed-ips trie (from reserved nodes
+# too), TCP option codec, SYN tokens, the erasure code, shaping, outer
+# segment lengths (padding, an IP length past the packet, a BIG TCP
+# superpacket whose IP length is 0), and one full key exchange against
+# known answers. Those answers must still be what
 # selftests/noise_vectors.py, an independent implementation on Python's
 # cryptography package, computes. No topology: this loads the debug module
 # ($FTV_DEBUG_KO, built by make check), reads its verdicts, and puts the
@@ -17,7 +20,7 @@ VECTORS="$FTV_ROOT/selftests/noise_vectors.py"
 TABLES="$FTV_ROOT/module/selftest/noise.c"
 DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 
-ktap_plan 9
+ktap_plan 10
 "$PYTHON" -c 'import cryptography' 2>/dev/null ||
 	ktap_skip_all "python3-cryptography is not installed"
 
@@ -32,7 +35,7 @@ else
 	ktap_fail "the debug module loads (its self-tests passed)"
 fi
 log=$(dmesg_since "$mark")
-for t in replay allowedips faketcp noise token fec shape; do
+for t in replay allowedips faketcp noise token fec shape segment; do
 	if grep -q "ftv: $t self-tests: pass" <<<"$log"; then
 		ktap_ok "$t self-tests pass"
 	else
