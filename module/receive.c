@@ -185,6 +185,10 @@ static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
 	struct sk_buff *segs, *next, *one;
 	int state = READ_ONCE(conn->state);
 
+	if (ftv_segment_strip_jumbo(skb, &thoff)) {
+		ftv_drops_skb(&conn->peer->drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
+		return;
+	}
 	if (!ftv_segment_check(skb, seg, thoff, NULL) && ftv_conn_keyed(conn) &&
 	    (state == FTV_CONN_ESTABLISHED || state == FTV_CONN_RETIRED) &&
 	    splittable(skb, seg)) {

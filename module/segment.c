@@ -38,10 +38,20 @@ bool ftv_segment_parse(struct sk_buff *skb, struct ftv_segment *seg,
 	} else if (skb->protocol == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
 
-		/* ftv never sends extension headers. */
-		if (ip6h->nexthdr != IPPROTO_TCP)
+		/* ftv never sends extension headers, but IPv6 GRO past
+		 * 64 KiB (BIG TCP) puts a hop-by-hop jumbo header in front
+		 * of the TCP header (ftv_segment_strip_jumbo() takes it
+		 * out). GRO ends a merge at a segment with PSH, as each of
+		 * ftv's superpackets ends, so only a peer's superpacket
+		 * past 64 KiB, or a device that merges more eagerly, makes
+		 * one.
+		 */
+		if (ip6h->nexthdr == IPPROTO_TCP)
+			*thoff = sizeof(*ip6h);
+		else if (skb_is_gso(skb) && ipv6_has_hopopt_jumbo(skb))
+			*thoff = sizeof(*ip6h) + sizeof(struct hop_jumbo_hdr);
+		else
 			return false;
-		*thoff = sizeof(*ip6h);
 		seg->tuple.family = AF_INET6;
 		seg->tuple.local = ip6h->daddr;
 		seg->tuple.remote = ip6h->saddr;
@@ -84,6 +94,53 @@ int ftv_segment_parse_tcp(struct sk_buff *skb, struct ftv_segment *seg,
 	return 0;
 }
 
+/**
+ * ftv_segment_strip_jumbo - take out the jumbo header IPv6 GRO put in
+ * @skb: a superpacket from ftv_segment_parse(), skb->data at its network
+ *	header, which nobody else holds any more
+ * @thoff: the TCP header's offset; moves back with skb->data
+ *
+ * IPv6 GRO past 64 KiB puts a hop-by-hop jumbo header (the kernel checked
+ * it on the way in) between the IPv6 and the TCP header. The rest of ftv,
+ * and 6.1's segmentation of a received packet (ipv6_gso_segment() assumes
+ * an Ethernet header in front and would move the wrong bytes), want the
+ * TCP header right behind the IPv6 one: the IP headers move up over the
+ * jumbo header, the TCP header and what follows stay where they are.
+ * Anything else is left alone.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ftv_segment_strip_jumbo(struct sk_buff *skb, unsigned int *thoff)
+{
+	const unsigned int hop = sizeof(struct hop_jumbo_hdr);
+	unsigned int front;
+
+	if (skb->protocol != htons(ETH_P_IPV6) ||
+	    *thoff != sizeof(struct ipv6hdr) + hop)
+		return 0;
+	if (skb_cow_head(skb, 0))
+		return -ENOMEM;
+	/* The headers keep their 16-bit alignment (8 bytes): a checksum
+	 * over them loses the jumbo header's share and nothing else.
+	 */
+	if (skb->ip_summed == CHECKSUM_COMPLETE)
+		skb->csum = csum_sub(skb->csum,
+				     csum_partial(skb->data + sizeof(struct ipv6hdr),
+						  hop, 0));
+	front = sizeof(struct ipv6hdr);
+	if (skb_mac_header_was_set(skb))
+		front += skb_network_header(skb) - skb_mac_header(skb);
+	memmove(skb->data + sizeof(struct ipv6hdr) - front + hop,
+		skb->data + sizeof(struct ipv6hdr) - front, front);
+	__skb_pull(skb, hop);
+	skb->network_header += hop;
+	if (skb_mac_header_was_set(skb))
+		skb->mac_header += hop;
+	ipv6_hdr(skb)->nexthdr = IPPROTO_TCP;
+	*thoff -= hop;
+	return 0;
+}
+
 /* Trim link-layer padding and check the IP length, before anything else
  * trusts skb->len.
  */
@@ -91,13 +148,18 @@ static int trim_to_ip_len(struct sk_buff *skb)
 {
 	unsigned int len;
 
+	/* A BIG TCP superpacket (GRO past 64 KiB) says 0: the stack
+	 * checked its length (and an IPv6 one's jumbo option) already.
+	 */
 	if (skb->protocol == htons(ETH_P_IP))
-		/* A BIG TCP superpacket (GRO past 64 KiB) says 0. */
-		len = ntohs(ip_hdr(skb)->tot_len) ?:
-		      (skb_is_gso(skb) ? skb->len : 0);
-	else
+		len = ntohs(ip_hdr(skb)->tot_len);
+	else if (ipv6_hdr(skb)->payload_len)
 		len = ntohs(ipv6_hdr(skb)->payload_len) +
 		      sizeof(struct ipv6hdr);
+	else
+		len = 0;
+	if (!len && skb_is_gso(skb))
+		len = skb->len;
 	if (!len || len > skb->len)
 		return -EINVAL;
 	return pskb_trim_rcsum(skb, len);

@@ -35,6 +35,7 @@ bool ftv_segment_parse(struct sk_buff *skb, struct ftv_segment *seg,
 		       unsigned int *thoff);
 int ftv_segment_parse_tcp(struct sk_buff *skb, struct ftv_segment *seg,
 			  unsigned int thoff);
+int ftv_segment_strip_jumbo(struct sk_buff *skb, unsigned int *thoff);
 int ftv_segment_check(struct sk_buff *skb, struct ftv_segment *seg,
 		      unsigned int thoff, const struct nf_hook_state *state);
 

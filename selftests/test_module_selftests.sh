@@ -4,9 +4,10 @@
 # The module's own self-tests, which a debug build (make FTV_DEBUG=1) runs
 # when it loads: replay window, allowed-ips trie (from reserved nodes
 # too), TCP option codec, SYN tokens, the erasure code, shaping, outer
-# segment lengths (padding, an IP length past the packet, a BIG TCP
-# superpacket whose IP length is 0), and one full key exchange against
-# known answers. Those answers must still be what
+# segment lengths (padding, an IP length past the packet, BIG TCP
+# superpackets whose IP length is 0, IPv4 and IPv6 with or without the
+# jumbo header GRO adds), and one full key exchange against known
+# answers. Those answers must still be what
 # selftests/noise_vectors.py, an independent implementation on Python's
 # cryptography package, computes. No topology: this loads the debug module
 # ($FTV_DEBUG_KO, built by make check), reads its verdicts, and puts the
