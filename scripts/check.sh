@@ -251,7 +251,7 @@ CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 	test_transfer6.sh test_transfer6in4.sh test_psk.sh test_wrongkey.sh
 	test_probe.sh test_flood.sh test_rekey.sh test_mtu.sh test_mtu6.sh
 	test_wire.sh test_tshark.sh test_nat6.sh test_roam.sh test_rst.sh
-	test_ynl.sh test_longpath.sh"
+	test_ynl.sh test_longpath.sh test_pacing.sh"
 
 # Under the debug kernel's checkers: the in-module self-tests, the data
 # path both ways, key renewal (RCU-freed keys), replays, a removed peer's
