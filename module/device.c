@@ -235,7 +235,7 @@ static void no_route(struct sk_buff *skb, int family)
  * growing (not limited by it), and carried 120 Mbit/s where 8 ms of
  * budget carries 150. It also sizes the sender's TSO bursts (a
  * millisecond of a 50 Mbit/s stream is five segments), so fewer, larger
- * jobs. Wi-Fi drivers raise the same budget (mac80211, 8) for their
+ * jobs. mac80211 raises the same budget to the same 7 for Wi-Fi
  * aggregation; ftv_xmit() sets it on each packet's sending socket, so
  * only traffic that ftv carries gets it.
  */
