@@ -271,7 +271,7 @@ DEBUG_CORE_TESTS="test_module_selftests.sh test_transfer.sh test_rekey.sh
 REF_FULL=1600
 REF_CORE=680
 REF_DEBUG_BUILD=540
-REF_DEBUG_FULL=2700
+REF_DEBUG_FULL=3700
 REF_DEBUG_CORE=860
 
 # plan KVER : prints full, core or skip: the most of the suite that fits
