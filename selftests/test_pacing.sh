@@ -53,15 +53,10 @@ else
 	ktap_bail "no tunnel"
 fi
 
-iperf_up()
-{
-	nsx "$S" ss -Hltn "sport = :5201" | grep -q .
-}
-
 tmpdir
 ip netns exec "$S" iperf3 -s -1 >"$FTV_TMP/iperf3-server.out" 2>&1 &
 bg_track $!
-wait_for 10 iperf_up || ktap_bail "iperf3 server did not start"
+wait_for 10 transfer_listening "$S" 5201 || ktap_bail "iperf3 server did not start"
 capture "$C" ftv0 "$FTV_TMP/inner.pcap" -s 96 "tcp dst port 5201" ||
 	ktap_bail "tcpdump did not start"
 nsx "$C" iperf3 -c 10.9.0.2 -t 3 --fq-rate "$RATE" >"$FTV_TMP/iperf3.out" 2>&1
