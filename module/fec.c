@@ -27,8 +27,12 @@
  * that never arrived) and reports it every FTV_FEC_LOSS_INTERVAL messages
  * in a sealed control message (struct ftv_msg_loss); the sender picks K:M
  * from that, and sends no repair while the path is clean. Both ends must
- * know FEC: each says so in its first sealed message (ftv_fec_hello());
- * toward a peer that does not, nothing changes.
+ * know FEC: each says so in its first sealed message (ftv_fec_hello()),
+ * and again with each loss interval until a loss report from the peer
+ * shows that it heard (a lossy path loses hellos too, and a connection
+ * whose hello was lost would go its whole life without repairs: at 5 %
+ * loss, one in ten). A loss report also says that its sender knows FEC.
+ * Toward a peer that does not, nothing changes but a few hellos.
  */
 
 #include "fec.h"
@@ -52,6 +56,11 @@ enum ftv_fec_limits {
 	FTV_FEC_LOSS_INTERVAL = 1024,
 	FTV_FEC_LOSS_INTERVAL_MIN = 128,
 	FTV_FEC_LOSS_PERIOD_MS = 200,
+	/* Hellos after the first, one per loss interval, while no loss
+	 * report shows that the peer heard one: all eight lost is one
+	 * chance in 10^8 at 10 % loss.
+	 */
+	FTV_FEC_HELLO_REPEATS = 8,
 	/* Bounds of how long a group waits, around the round trip. */
 	FTV_FEC_WAIT_MIN_MS = 10,
 	FTV_FEC_WAIT_MAX_MS = 1000,
@@ -220,6 +229,7 @@ void ftv_fec_conn_init(struct ftv_fec_conn *fc, struct ftv_fec_stats *st,
 	fc->dev = dev;
 	fc->local_port = local_port;
 	fc->remote_port = remote_port;
+	fc->hellos_left = FTV_FEC_HELLO_REPEATS;
 	INIT_WORK(&fc->alloc_work, alloc_work);
 	fc->peer_loss_ppm = READ_ONCE(st->last_peer_loss_ppm);
 	fc->loss_ppm = READ_ONCE(st->last_loss_ppm);
@@ -416,11 +426,14 @@ static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
  * FTV_FEC_LOSS_INTERVAL_MIN, once FTV_FEC_LOSS_PERIOD_MS have passed),
  * smoothed: quick to rise, slow to fall but for a whole clean interval.
  *
- * Return: true when a loss report is due to a peer that knows FEC.
+ * Return: what is due to the peer as each interval ends (enum
+ * ftv_fec_due): a loss report if it knows FEC, our hello again if it
+ * has not shown that it heard one.
  */
-bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
-		      u32 tsecr, bool has_ts)
+unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
+			      u32 tsval, u32 tsecr, bool has_ts)
 {
+	unsigned int due = 0;
 	u64 advanced, lost, here;
 	u32 ppm;
 
@@ -438,7 +451,7 @@ bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 	    (advanced < FTV_FEC_LOSS_INTERVAL &&
 	     time_before(jiffies, fc->interval_began +
 			 msecs_to_jiffies(FTV_FEC_LOSS_PERIOD_MS))))
-		return false;
+		return 0;
 	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
 	/* What we dropped ourselves is not the path's: repair messages
 	 * would only add to the load that made us drop it.
@@ -464,7 +477,13 @@ bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
 	fc->interval_start = fc->greatest;
 	fc->interval_began = jiffies;
 	fc->interval_seen = 0;
-	return READ_ONCE(fc->peer_has_fec);
+	if (READ_ONCE(fc->peer_has_fec))
+		due |= FTV_FEC_DUE_LOSS;
+	if (!fc->peer_heard_us && fc->hellos_left) {
+		--fc->hellos_left;
+		due |= FTV_FEC_DUE_HELLO;
+	}
+	return due;
 }
 
 /**
@@ -512,6 +531,9 @@ void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 	if (skb->len < sizeof(*msg))
 		return;
 	ppm = min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000);
+	/* Only a peer that knows FEC, and knows that we do, sends one. */
+	fc->peer_heard_us = true;
+	WRITE_ONCE(fc->peer_has_fec, true);
 	WRITE_ONCE(fc->peer_loss_ppm, ppm);
 	WRITE_ONCE(fc->stats->last_peer_loss_ppm, ppm);
 }

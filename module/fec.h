@@ -6,6 +6,7 @@
 #include "messages.h"
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -97,8 +98,11 @@ struct ftv_fec_snapshot {
  * @dev: the device, for messages
  * @local_port: the connection's local port, for messages
  * @remote_port: its remote port
- * @peer_has_fec: the peer's hello (its first sealed message) said it
- *	knows FEC
+ * @peer_has_fec: the peer's hello said it knows FEC, or a loss report
+ *	from it did
+ * @peer_heard_us: a loss report came, so the peer has our hello
+ * @hellos_left: hellos this end may still repeat while the peer has not
+ *	shown that it heard one (ftv_fec_received())
  * @k: K of the last group sent (0: none), for ftvctl show
  * @m: M of the last group sent
  * @peer_loss_ppm: the loss the peer last reported, parts per million
@@ -133,6 +137,8 @@ struct ftv_fec_conn {
 	__be16 local_port;
 	__be16 remote_port;
 	bool peer_has_fec;
+	bool peer_heard_us;
+	u8 hellos_left;
 	u8 k;
 	u8 m;
 	u32 peer_loss_ppm;
@@ -169,8 +175,14 @@ unsigned int ftv_fec_repairs(unsigned int n, unsigned int k, unsigned int m);
 struct sk_buff *ftv_fec_repair(struct sk_buff *const members[],
 			       unsigned int kg, unsigned int mg,
 			       unsigned int j, unsigned int headroom);
-bool ftv_fec_received(struct ftv_fec_conn *fc, u64 counter, u32 tsval,
-		      u32 tsecr, bool has_ts);
+/* What ftv_fec_received() says is due to the peer. */
+enum ftv_fec_due {
+	FTV_FEC_DUE_LOSS = BIT(0),	/* a loss report */
+	FTV_FEC_DUE_HELLO = BIT(1),	/* our hello, again */
+};
+
+unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
+			      u32 tsval, u32 tsecr, bool has_ts);
 void ftv_fec_hello(struct ftv_fec_conn *fc, const struct sk_buff *skb);
 void ftv_fec_dropped_here(struct ftv_fec_conn *fc, unsigned int segs);
 void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb);

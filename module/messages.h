@@ -73,9 +73,10 @@ enum ftv_hello_flags {
 };
 
 /*
- * Each end's first sealed message on a connection: what it can do, where
- * nobody on the path can strip or forge it. Zero padding follows. A module
- * that predates it takes it for a keepalive.
+ * Each end's first sealed message on a connection, repeated while the
+ * peer has not shown that it heard (fec.c): what it can do, where nobody
+ * on the path can strip or forge it. Zero padding follows. A module that
+ * predates it takes it for a keepalive.
  */
 struct ftv_msg_hello {
 	u8 type;

@@ -297,6 +297,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	struct ftv_cb *cb = FTV_CB(skb);
 	struct ftv_msg_data *msg;
 	struct ftv_segment seg;
+	unsigned int due;
 	u64 counter;
 
 	if (unlikely(cb->rx.result != FTV_OPEN_OK)) {
@@ -311,8 +312,11 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	if (unlikely(!READ_ONCE(conn->confirmed)))
 		ftv_peer_confirm(peer, conn);
-	if (ftv_fec_received(&conn->fec, counter, ftv_conn_tsval(conn),
-			     cb->rx.tsecr, cb->rx.has_ts))
+	due = ftv_fec_received(&conn->fec, counter, ftv_conn_tsval(conn),
+			       cb->rx.tsecr, cb->rx.has_ts);
+	if (due & FTV_FEC_DUE_HELLO)
+		ftv_send_hello(conn);
+	if (due & FTV_FEC_DUE_LOSS)
 		ftv_send_loss_report(conn, READ_ONCE(conn->fec.loss_ppm));
 	seg.seq = cb->rx.seq;
 	seg.ack = cb->rx.ack;

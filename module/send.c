@@ -979,8 +979,9 @@ void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
 
 /**
  * ftv_send_hello - say what this end can do, in a sealed message
- * @conn: a connection whose keys were just set; this is the first
- *	message sealed on it
+ * @conn: a connection whose keys were just set (this is the first
+ *	message sealed on it), or one whose peer has not yet shown that it
+ *	heard the first (ftv_fec_received())
  *
  * struct ftv_msg_hello; a module that predates it takes it for a
  * keepalive.

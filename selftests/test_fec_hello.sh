@@ -12,6 +12,14 @@
 # the padding, where an earlier version put a tag that this rewriting
 # took away.
 #
+# Then C opens a new connection and R drops both hellos: C's fourth
+# segment of the connection (after SYN, ACK and the initiation) and S's
+# third (after SYN-ACK and the response). Nothing acknowledges a sealed
+# message, so each end says it again with its loss reports' rhythm until
+# the peer shows that it heard; after a few hundred pings both ends' FEC
+# is active. (An earlier version said it once: a lossy path that lost a
+# hello left that connection without repairs for its whole life.)
+#
 #   ns C (initiator)         ns R (router)                  ns S (responder)
 #   +--------------------+  +--------------------------+   +--------------------+
 #   | ftv0 10.9.0.1      |  | forward: zero the first  |   | ftv0 10.9.0.2      |
@@ -34,7 +42,7 @@ INIT_PAD_BIT=$(((32 + 108) * 8))
 RESP_PAD_BIT=$(((32 + 48) * 8))
 
 command -v nft >/dev/null || ktap_skip_all "nft is not installed"
-ktap_plan 4
+ktap_plan 7
 ftv_require
 
 paths_topology || ktap_bail "cannot set up the namespaces"
@@ -72,5 +80,30 @@ ktap_result "R rewrote the padding of both handshake messages ($rewritten)" \
 active() { [ "$(ftv_peer_json "$1" ftv0 "$2" 'p["fec_stats"]["active"]')" = True ]; }
 ktap_check "C's FEC toward S is active" wait_for 5 active "$C" "$pub_s"
 ktap_check "S's FEC toward C is active" wait_for 5 active "$S" "$pub_c"
+
+# ---- both hellos lost
+nsx "$R" nft -f - <<NFT || ktap_bail "cannot load R's dropping rules"
+delete table inet strip
+table inet lose {
+	chain forward {
+		type filter hook forward priority mangle; policy accept;
+		tcp dport $FTV_PORT ct original packets 4 counter drop
+		tcp sport $FTV_PORT ct reply packets 3 counter drop
+	}
+}
+NFT
+nsx "$C" "$FTVCTL" peer del ftv0 "$pub_s" || ktap_bail "cannot remove S on C"
+nsx "$C" "$FTVCTL" peer add ftv0 "$pub_s" endpoint "$(paths_endpoint 4)" \
+	allowed-ips 10.9.0.2/32 || ktap_bail "cannot add S back on C"
+connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel after the peer came back"
+dropped=$(nsx "$R" nft list table inet lose |
+	awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }')
+ktap_result "R dropped both hellos of the new connection ($dropped)" \
+	"$([ "$dropped" -ge 2 ]; echo $?)"
+# Loss intervals end on what arrives: some hundreds of messages each way.
+nsx "$C" ping -q -f -c 600 10.9.0.2 >/dev/null ||
+	ktap_diag "the pings did not all come back"
+ktap_check "C's FEC toward S is active, its hello lost" wait_for 5 active "$C" "$pub_s"
+ktap_check "S's FEC toward C is active, its hello lost" wait_for 5 active "$S" "$pub_c"
 
 ktap_finish
