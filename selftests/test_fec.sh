@@ -11,7 +11,7 @@
 # (before the loss is measured) leaves as a superpacket that netem drops
 # whole. With "fec auto" (the default) each end measures the loss of what
 # it receives, reports it, and the other adds repair messages; the
-# receiver rebuilds what was lost. Checked: 20 MB arrive intact at each
+# receiver rebuilds what was lost. Checked: 8 MB arrive intact at each
 # loss rate, repair messages were sent and data rebuilt from them, ftvctl
 # show says FEC is active with the K:M in use, lone packets (pings) are
 # protected too, and with "fec off" no repair message is sent at all.
@@ -31,7 +31,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-SIZE_MB=20
+SIZE_MB=8
 
 for tool in nc tc ethtool; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -79,7 +79,7 @@ else
 fi
 
 random_file data "$SIZE_MB"
-# lossy_transfer LOSS WHAT : 20 MB at LOSS % each way, rebuilt from
+# lossy_transfer LOSS WHAT : $SIZE_MB MB at LOSS % each way, rebuilt from
 # repair messages
 lossy_transfer()
 {
