@@ -15,6 +15,10 @@
 # loss rate, repair messages were sent and data rebuilt from them, ftvctl
 # show says FEC is active with the K:M in use, lone packets (pings) are
 # protected too, and with "fec off" no repair message is sent at all.
+# No router: netem on each end's own cable holds and loses ftv's segments
+# after they have left ftv, as a router's would (a delay there stalled
+# ftv just as one on a router did); test_pacing.sh and test_longpath.sh
+# put the delay on a router.
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+

@@ -8,6 +8,9 @@
 # (SYNs are retransmitted, a lost key exchange is retried with a new
 # connection), 20 MB arrive intact, and the duplicated segments are
 # caught by the replay window rather than delivered twice.
+# No router: netem on each end's own cable holds and loses ftv's segments
+# after they have left ftv, as a router's would; test_pacing.sh and
+# test_longpath.sh put the delay on a router.
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+
