@@ -3,8 +3,10 @@
  * ftvctl: configures ftv devices over the "ftv" generic netlink family.
  *
  * Layers, from the user inwards: a subcommand (one file each) parses its
- * arguments into the model (containers.h); ipc.c turns the model into
- * netlink and back; show.c renders what the kernel reported.
+ * arguments into the model (containers.h); the netlink layer turns the
+ * model into requests (ipc-write.c), the kernel's answers back into the
+ * model (ipc-read.c) and carries both (ipc.c); show.c renders what the
+ * kernel reported.
  */
 #include <errno.h>
 #include <stdio.h>

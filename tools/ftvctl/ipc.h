@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The only code that speaks generic netlink: it turns the model into "ftv"
- * family requests and the kernel's replies back into the model. Failures
- * are reported here, on stderr, because only this layer sees the kernel's
- * explanation (the extack message); callers just get a negative errno.
+ * The only code that speaks generic netlink (ipc.c, ipc-read.c,
+ * ipc-write.c): it turns the model into "ftv" family requests and the
+ * kernel's replies back into the model. Failures are reported here, on
+ * stderr, because only this layer sees the kernel's explanation (the
+ * extack message); callers just get a negative errno.
  */
 #ifndef FTVCTL_IPC_H
 #define FTVCTL_IPC_H

@@ -205,22 +205,6 @@ static void print_device_text(const struct device *dev)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-void print_json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /*
  * A peer's JSON line is built in memory and written with one fwrite: at
  * 10^5 peers, printf's format parsing and stream locking were half of
@@ -282,6 +266,41 @@ static void line_flush(void)
 {
 	fwrite_unlocked(line.buf, 1, line.len, stdout);
 	line.len = 0;
+}
+
+/* @s quoted, with '"', '\\' and control characters escaped */
+static void out_json_string(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	out_lit("\"");
+	for (; *s; s++) {
+		unsigned char c = *s;
+		char *p;
+
+		if (c == '"' || c == '\\') {
+			p = line_room(2);
+			p[0] = '\\';
+			p[1] = c;
+			line.len += 2;
+		} else if (c < 0x20) {
+			p = line_room(6);
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[c >> 4];
+			p[5] = hex[c & 0xf];
+			line.len += 6;
+		} else {
+			*line_room(1) = c;
+			line.len++;
+		}
+	}
+	out_lit("\"");
+}
+
+void print_json_string(const char *s)
+{
+	out_json_string(s);
+	line_flush();
 }
 
 /* A peer's drops leave out the reasons only a device counts. */
@@ -396,25 +415,29 @@ static void print_device_json(const struct device *dev)
 
 	if (dev->flags & DEVICE_HAS_PUBLIC_KEY)
 		key_to_base64(key, dev->public_key);
-	printf("  ");
-	print_json_string(dev->name);
-	printf(": {\n");
-	printf("    \"public_key\": \"%s\",\n", key);
-	printf("    \"listen_port\": %u,\n", dev->listen_port);
-	printf("    \"fwmark\": %u,\n", dev->fwmark);
+	out_lit("  ");
+	out_json_string(dev->name);
+	out_lit(": {\n    \"public_key\": \"");
+	out(key);
+	out_lit("\",\n    \"listen_port\": ");
+	out_u64(dev->listen_port);
+	out_lit(",\n    \"fwmark\": ");
+	out_u64(dev->fwmark);
+	out_lit(",\n    \"shape\": ");
 	if (dev->flags & DEVICE_HAS_SHAPE)
-		printf("    \"shape\": %s,\n", dev->shape ? "true" : "false");
+		out(dev->shape ? "true" : "false");
 	else
-		printf("    \"shape\": null,\n");
-	printf("    \"drops\": ");
+		out_lit("null");
+	out_lit(",\n    \"drops\": ");
 	print_drops_json(&dev->drops, true);
+	out_lit(",\n    \"peers\": [");
+	out(dev->first_peer ? "\n" : "");
 	line_flush();
-	printf(",\n");
-	printf("    \"peers\": [%s", dev->first_peer ? "\n" : "");
 	for (peer = dev->first_peer; peer; peer = peer->next)
 		print_peer_json(peer);
-	printf("%s]\n", dev->first_peer ? "    " : "");
-	printf("  }%s\n", dev->next ? "," : "");
+	out(dev->first_peer ? "    ]\n  }" : "]\n  }");
+	out(dev->next ? ",\n" : "\n");
+	line_flush();
 }
 
 void show_devices(const struct device *devices, bool json)

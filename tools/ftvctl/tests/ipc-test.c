@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Offline tests of the netlink layer: no kernel with the ftv module is
- * needed. ipc.c is included whole so that its static encoders and decoders
- * can be fed hand-made messages, the way the kernel would send them.
+ * needed. The netlink layer (ipc.c, ipc-read.c, ipc-write.c) is included
+ * whole so that its static encoders and decoders can be fed hand-made
+ * messages, the way the kernel would send them.
  *
  *   ipc-test            run the checks, print KTAP, exit 0 if all pass
  *   ipc-test --json     print `show --json` of a made-up dump
@@ -11,6 +12,8 @@
  *                       print `monitor` of made-up events
  */
 #include "../ipc.c"
+#include "../ipc-read.c"
+#include "../ipc-write.c"
 #include "../monitor.c"
 
 #include <time.h>
@@ -145,7 +148,7 @@ static void put_peer_c(struct nl_msg *msg)
 
 static void feed(struct reply *reply, struct nl_msg *msg)
 {
-	on_device_msg(msg, reply);
+	ipc_read_device_msg(msg, reply);
 	nlmsg_free(msg);
 }
 
@@ -251,7 +254,7 @@ static void test_dump_malformed(void)
 	nla_put(msg, FTV_PEER_A_PUBLIC_KEY, 31, "short key, one byte too short!");
 	nla_nest_end(msg, peer);
 	nla_nest_end(msg, peers);
-	check(on_device_msg(msg, &reply) == NL_STOP && reply.err == -EBADMSG &&
+	check(ipc_read_device_msg(msg, &reply) == NL_STOP && reply.err == -EBADMSG &&
 	      !strcmp(reply.msg, MALFORMED), "dump: short key refused");
 	nlmsg_free(msg);
 	devices_free(reply.first);
@@ -350,8 +353,8 @@ static void test_request_peer_add(void)
 	peer.persistent_keepalive = 25;
 	peer_add_allowedip(&peer, &ip4);
 	peer_add_allowedip(&peer, &ip6);
-	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
-	request_build(&req, FAMILY_ID, &msg);
+	ipc_request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	ipc_request_build(&req, FAMILY_ID, &msg);
 	check(msg && request_peer(msg, tb) && tb[FTV_PEER_A_ENDPOINT_IPV6] &&
 	      nla_get_u16(tb[FTV_PEER_A_ENDPOINT_PORT]) == 51820 &&
 	      nla_len(tb[FTV_PEER_A_PRESHARED_KEY]) == FTV_KEY_LEN &&
@@ -366,7 +369,7 @@ static void test_request_peer_add(void)
 			ips += nla_type(pos) == FTV_PEER_A_ALLOWEDIP;
 	check(ips == 2, "request: allowed IPs nested one by one");
 	if (msg)
-		request_free(msg);
+		ipc_request_free(msg);
 }
 
 static void test_request_peer_clear(void)
@@ -377,8 +380,8 @@ static void test_request_peer_clear(void)
 	struct nl_msg *msg = NULL;
 	struct request req;
 
-	request_peer_first(&req, FTV_CMD_SET_PEER, "ftv0", &peer);
-	request_build(&req, FAMILY_ID, &msg);
+	ipc_request_peer_first(&req, FTV_CMD_SET_PEER, "ftv0", &peer);
+	ipc_request_build(&req, FAMILY_ID, &msg);
 
 	check(msg && request_peer(msg, tb) &&
 	      nla_get_u32(tb[FTV_PEER_A_FLAGS]) == FTV_PEER_F_REPLACE_ALLOWEDIPS &&
@@ -386,7 +389,7 @@ static void test_request_peer_clear(void)
 	      !tb[FTV_PEER_A_ENDPOINT_PORT] && !tb[FTV_PEER_A_FEC_MODE],
 	      "request: peer set allowed-ips \"\" replaces with nothing");
 	if (msg)
-		request_free(msg);
+		ipc_request_free(msg);
 }
 
 #define SPLIT_IPS 100000
@@ -525,17 +528,17 @@ static void test_request_split(uint8_t cmd, bool replace, const char *what)
 		split_ip(&ips[i], i);
 		peer_add_allowedip(&peer, &ips[i]);
 	}
-	request_peer_first(&req, cmd, "ftv0", &peer);
+	ipc_request_peer_first(&req, cmd, "ftv0", &peer);
 	do {
-		if (request_build(&req, FAMILY_ID, &msg)) {
+		if (ipc_request_build(&req, FAMILY_ID, &msg)) {
 			r.too_big++;
 			break;
 		}
 		split_check_request(&r, msg, cmd,
 				    replace ? FTV_PEER_F_REPLACE_ALLOWEDIPS : 0,
 				    seen);
-		request_free(msg);
-	} while (request_peer_next(&req));
+		ipc_request_free(msg);
+	} while (ipc_request_peer_next(&req));
 	for (i = 0; i < SPLIT_IPS; i++)
 		once += seen[i] == 1;
 	printf("# %s: %d requests, %ld of %d entries sent once\n", what,
@@ -561,18 +564,18 @@ static void test_request_split_edges(void)
 		split_ip(&ips[i], i);
 		peer_add_allowedip(&peer, &ips[i]);
 	}
-	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
-	for (one = 1; request_peer_next(&req); one++)
+	ipc_request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	for (one = 1; ipc_request_peer_next(&req); one++)
 		;
 	split_ip(&ips[i], i);
 	peer_add_allowedip(&peer, &ips[i]);
-	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
-	for (two = 1; request_peer_next(&req); two++)
+	ipc_request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	for (two = 1; ipc_request_peer_next(&req); two++)
 		;
 	check(one == 1 && two == 2 && req.ips == &ips[i] && !req.ips_end,
 	      "split: a full request is one, one entry more makes two");
-	request_peer_first(&req, FTV_CMD_DEL_PEER, "ftv0", &peer);
-	check(!req.ips && !request_peer_next(&req),
+	ipc_request_peer_first(&req, FTV_CMD_DEL_PEER, "ftv0", &peer);
+	check(!req.ips && !ipc_request_peer_next(&req),
 	      "split: a removal is one request, with no allowed IPs");
 	free(ips);
 }
@@ -590,9 +593,9 @@ static void test_request_too_big(void)
 		split_ip(&ips[i], i);
 		peer_add_allowedip(&peer, &ips[i]);
 	}
-	request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
+	ipc_request_peer_first(&req, FTV_CMD_NEW_PEER, "ftv0", &peer);
 	req.ips_end = NULL;	/* all 3000 in one, as ftvctl once did */
-	ret = request_build(&req, FAMILY_ID, &msg);
+	ret = ipc_request_build(&req, FAMILY_ID, &msg);
 	check(ret == -EMSGSIZE && !msg,
 	      "split: a list over 64 KiB in one request is refused, not dropped");
 	free(ips);
@@ -609,7 +612,7 @@ static void test_request_device(void)
 	struct nlattr *tb[FTV_A_MAX + 1];
 	struct nl_msg *msg = NULL;
 
-	request_build(&req, FAMILY_ID, &msg);
+	ipc_request_build(&req, FAMILY_ID, &msg);
 
 	check(msg && genlmsg_parse(nlmsg_hdr(msg), 0, tb, FTV_A_MAX, NULL) >= 0 &&
 	      genlmsg_hdr(nlmsg_hdr(msg))->cmd == FTV_CMD_SET_DEVICE &&
@@ -619,7 +622,7 @@ static void test_request_device(void)
 	      !tb[FTV_A_FLAGS],
 	      "request: set sends only the given device attributes");
 	if (msg)
-		request_free(msg);
+		ipc_request_free(msg);
 }
 
 /*
@@ -646,9 +649,9 @@ static void test_live_extack(const char *what, uint8_t cmd, int flags,
 	if (family < 0) {
 		printf("ok %d %s # SKIP no ethtool netlink family\n", ++tests, what);
 	} else {
-		request_build(&req, family, &msg);
+		ipc_request_build(&req, family, &msg);
 		exchange(sk, msg, &reply);
-		request_free(msg);
+		ipc_request_free(msg);
 		printf("# kernel said: \"%s\" (%s)\n", reply.msg,
 		       strerror(-reply.err));
 		check(reply.err < 0 && reply.msg[0], what);
@@ -715,7 +718,7 @@ static void test_event_read(void)
 	struct peer_event ev;
 	struct nlattr *nest;
 
-	check(!read_event(&ev, msg) && ev.event == FTV_EVENT_REKEYED &&
+	check(!ipc_read_event(&ev, msg) && ev.event == FTV_EVENT_REKEYED &&
 	      ev.ifindex == 7 && ev.ifname[0] &&
 	      (ev.peer.flags & PEER_HAS_ENDPOINT) &&
 	      ev.peer.endpoint.addr4.sin_port == htons(51820),
@@ -723,7 +726,7 @@ static void test_event_read(void)
 	nlmsg_free(msg);
 
 	msg = dump_msg(7);
-	check(read_event(&ev, msg) == -ENOENT, "event: other commands ignored");
+	check(ipc_read_event(&ev, msg) == -ENOENT, "event: other commands ignored");
 	nlmsg_free(msg);
 
 	msg = nlmsg_alloc();
@@ -734,7 +737,7 @@ static void test_event_read(void)
 	nest = nest_start(msg, FTV_A_PEER);
 	nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 1);
 	nla_nest_end(msg, nest);
-	check(read_event(&ev, msg) == -EBADMSG, "event: no public key, refused");
+	check(ipc_read_event(&ev, msg) == -EBADMSG, "event: no public key, refused");
 	nlmsg_free(msg);
 }
 
@@ -795,7 +798,7 @@ static int bench(unsigned long n)
 	}
 	t0 = now_seconds();
 	for (i = 0; i < count; i++)
-		on_device_msg(msgs[i], &reply);
+		ipc_read_device_msg(msgs[i], &reply);
 	t1 = now_seconds();
 	buffer_output();	/* as show_main() does */
 	show_devices(reply.first, false);

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel to model: the device and peer attributes of a dump, and the
+ * events of the "peers" group, read into struct device and struct peer.
+ * Every attribute is checked against a policy first; a message that does
+ * not fit is MALFORMED, never half read.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+
+#include "drop-names.h"
+#include "ipc-private.h"
+#include "util.h"
+
+
+static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
+	[FTV_A_IFINDEX] = { .type = NLA_U32 },
+	[FTV_A_IFNAME] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+	[FTV_A_PRIVATE_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
+	[FTV_A_PUBLIC_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
+	[FTV_A_LISTEN_PORT] = { .type = NLA_U16 },
+	[FTV_A_FWMARK] = { .type = NLA_U32 },
+	[FTV_A_DROPS] = { .type = NLA_NESTED },
+	[FTV_A_PEERS] = { .type = NLA_NESTED },
+	[FTV_A_PEER] = { .type = NLA_NESTED },
+	[FTV_A_EVENT] = { .type = NLA_U8 },
+	[FTV_A_SHAPE] = { .type = NLA_U8 },
+};
+
+static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
+	[FTV_PEER_A_PUBLIC_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
+	[FTV_PEER_A_PRESHARED_KEY] = { .minlen = FTV_KEY_LEN, .maxlen = FTV_KEY_LEN },
+	[FTV_PEER_A_ENDPOINT_IPV4] = { .minlen = 4, .maxlen = 4 },
+	[FTV_PEER_A_ENDPOINT_IPV6] = { .minlen = 16, .maxlen = 16 },
+	[FTV_PEER_A_ENDPOINT_PORT] = { .type = NLA_U16 },
+	[FTV_PEER_A_PERSISTENT_KEEPALIVE] = { .type = NLA_U16 },
+	[FTV_PEER_A_ALLOWEDIPS] = { .type = NLA_NESTED },
+	[FTV_PEER_A_LAST_HANDSHAKE] = { .type = NLA_U64 },
+	[FTV_PEER_A_RX_BYTES] = { .type = NLA_U64 },
+	[FTV_PEER_A_TX_BYTES] = { .type = NLA_U64 },
+	[FTV_PEER_A_DROPS] = { .type = NLA_NESTED },
+	[FTV_PEER_A_STATE] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_MODE] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_DATA] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_REPAIR] = { .type = NLA_U8 },
+	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
+	[FTV_FEC_A_ACTIVE] = { .type = NLA_U8 },
+	[FTV_FEC_A_DATA] = { .type = NLA_U8 },
+	[FTV_FEC_A_REPAIR] = { .type = NLA_U8 },
+	[FTV_FEC_A_LOSS_PPM] = { .type = NLA_U32 },
+	[FTV_FEC_A_REPAIR_SENT] = { .type = NLA_U64 },
+	[FTV_FEC_A_REBUILT] = { .type = NLA_U64 },
+	[FTV_FEC_A_GROUPS_LOST] = { .type = NLA_U64 },
+};
+
+static const struct nla_policy allowedip_policy[FTV_ALLOWEDIP_A_MAX + 1] = {
+	[FTV_ALLOWEDIP_A_FAMILY] = { .type = NLA_U16 },
+	[FTV_ALLOWEDIP_A_IPADDR] = { .minlen = 4, .maxlen = 16 },
+	[FTV_ALLOWEDIP_A_CIDR_MASK] = { .type = NLA_U8 },
+};
+
+/* Every reason drop-names.h knows, each a u64; others are skipped. */
+static int read_drops(struct drops *drops, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_DROPS_A_MAX + 1];
+	int i;
+
+	if (nla_parse_nested(tb, FTV_DROPS_A_MAX, nest, NULL) < 0)
+		return -EBADMSG;
+	for (i = 0; i <= FTV_DROPS_A_MAX; i++) {
+		if (!drop_names[i] || !tb[i])
+			continue;
+		if (nla_len(tb[i]) != sizeof(uint64_t))
+			return -EBADMSG;
+		drops->count[i] = nla_get_u64(tb[i]);
+	}
+	return 0;
+}
+
+static int read_allowedip(struct peer *peer, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_ALLOWEDIP_A_MAX + 1];
+	struct allowedip *ip;
+	uint16_t family;
+	uint8_t cidr;
+	int len;
+
+	if (nla_parse_nested(tb, FTV_ALLOWEDIP_A_MAX, nest, allowedip_policy) < 0 ||
+	    !tb[FTV_ALLOWEDIP_A_FAMILY] || !tb[FTV_ALLOWEDIP_A_IPADDR] ||
+	    !tb[FTV_ALLOWEDIP_A_CIDR_MASK])
+		return -EBADMSG;
+	family = nla_get_u16(tb[FTV_ALLOWEDIP_A_FAMILY]);
+	len = nla_len(tb[FTV_ALLOWEDIP_A_IPADDR]);
+	cidr = nla_get_u8(tb[FTV_ALLOWEDIP_A_CIDR_MASK]);
+	if (!(family == AF_INET && len == 4 && cidr <= 32) &&
+	    !(family == AF_INET6 && len == 16 && cidr <= 128))
+		return -EBADMSG;
+	ip = calloc(1, sizeof(*ip));
+	if (!ip)
+		return -ENOMEM;
+	ip->family = family;
+	/* ip4 and ip6 share the start of the union */
+	memcpy(&ip->ip6, nla_data(tb[FTV_ALLOWEDIP_A_IPADDR]), len);
+	ip->cidr = cidr;
+	peer_add_allowedip(peer, ip);
+	return 0;
+}
+
+static int read_allowedips(struct peer *peer, struct nlattr *list)
+{
+	struct nlattr *nest;
+	int rem, ret;
+
+	nla_for_each_nested(nest, list, rem) {
+		ret = read_allowedip(peer, nest);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void read_endpoint(struct peer *peer, struct nlattr **tb)
+{
+	struct nlattr *port = tb[FTV_PEER_A_ENDPOINT_PORT];
+	union endpoint *ep = &peer->endpoint;
+
+	if (!port)
+		return;
+	if (tb[FTV_PEER_A_ENDPOINT_IPV4]) {
+		ep->addr4.sin_family = AF_INET;
+		ep->addr4.sin_port = htons(nla_get_u16(port));
+		memcpy(&ep->addr4.sin_addr, nla_data(tb[FTV_PEER_A_ENDPOINT_IPV4]),
+		       sizeof(ep->addr4.sin_addr));
+	} else if (tb[FTV_PEER_A_ENDPOINT_IPV6]) {
+		ep->addr6.sin6_family = AF_INET6;
+		ep->addr6.sin6_port = htons(nla_get_u16(port));
+		memcpy(&ep->addr6.sin6_addr, nla_data(tb[FTV_PEER_A_ENDPOINT_IPV6]),
+		       sizeof(ep->addr6.sin6_addr));
+	} else {
+		return;
+	}
+	peer->flags |= PEER_HAS_ENDPOINT;
+}
+
+/* K and M come with a fixed setting only. */
+static void read_fec(struct peer *peer, struct nlattr **tb)
+{
+	if (!tb[FTV_PEER_A_FEC_MODE])
+		return;
+	peer->fec.mode = nla_get_u8(tb[FTV_PEER_A_FEC_MODE]);
+	if (tb[FTV_PEER_A_FEC_DATA])
+		peer->fec.data = nla_get_u8(tb[FTV_PEER_A_FEC_DATA]);
+	if (tb[FTV_PEER_A_FEC_REPAIR])
+		peer->fec.repair = nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]);
+	peer->flags |= PEER_HAS_FEC;
+}
+
+static int read_fec_stats(struct peer *peer, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_FEC_A_MAX + 1];
+	struct fec_stats *st = &peer->fec_stats;
+
+	if (nla_parse_nested(tb, FTV_FEC_A_MAX, nest, fec_stats_policy) < 0)
+		return -EBADMSG;
+	if (tb[FTV_FEC_A_ACTIVE])
+		st->active = nla_get_u8(tb[FTV_FEC_A_ACTIVE]);
+	if (tb[FTV_FEC_A_DATA])
+		st->data = nla_get_u8(tb[FTV_FEC_A_DATA]);
+	if (tb[FTV_FEC_A_REPAIR])
+		st->repair = nla_get_u8(tb[FTV_FEC_A_REPAIR]);
+	if (tb[FTV_FEC_A_LOSS_PPM])
+		st->loss_ppm = nla_get_u32(tb[FTV_FEC_A_LOSS_PPM]);
+	if (tb[FTV_FEC_A_REPAIR_SENT])
+		st->repair_sent = nla_get_u64(tb[FTV_FEC_A_REPAIR_SENT]);
+	if (tb[FTV_FEC_A_REBUILT])
+		st->rebuilt = nla_get_u64(tb[FTV_FEC_A_REBUILT]);
+	if (tb[FTV_FEC_A_GROUPS_LOST])
+		st->groups_lost = nla_get_u64(tb[FTV_FEC_A_GROUPS_LOST]);
+	peer->flags |= PEER_HAS_FEC_STATS;
+	return 0;
+}
+
+/*
+ * Only what is present is taken, so a continued peer keeps what it had.
+ * A kernel that reports keys (for showconf) is believed; show never
+ * prints them.
+ */
+static int read_peer_state(struct peer *peer, struct nlattr **tb)
+{
+	if (tb[FTV_PEER_A_PRESHARED_KEY]) {
+		memcpy(peer->preshared_key,
+		       nla_data(tb[FTV_PEER_A_PRESHARED_KEY]), FTV_KEY_LEN);
+		peer->flags |= PEER_HAS_PRESHARED_KEY;
+	}
+	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]) {
+		peer->persistent_keepalive =
+			nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]);
+		peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
+	}
+	if (tb[FTV_PEER_A_LAST_HANDSHAKE])
+		peer->last_handshake = nla_get_u64(tb[FTV_PEER_A_LAST_HANDSHAKE]);
+	if (tb[FTV_PEER_A_RX_BYTES])
+		peer->rx_bytes = nla_get_u64(tb[FTV_PEER_A_RX_BYTES]);
+	if (tb[FTV_PEER_A_TX_BYTES])
+		peer->tx_bytes = nla_get_u64(tb[FTV_PEER_A_TX_BYTES]);
+	if (tb[FTV_PEER_A_STATE])
+		peer->state = nla_get_u8(tb[FTV_PEER_A_STATE]);
+	read_fec(peer, tb);
+	if (tb[FTV_PEER_A_FEC_STATS] &&
+	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
+		return -EBADMSG;
+	if (tb[FTV_PEER_A_DROPS])
+		return read_drops(&peer->drops, tb[FTV_PEER_A_DROPS]);
+	return 0;
+}
+
+static struct peer *peer_for_key(struct device *dev, const uint8_t *key)
+{
+	struct peer *peer = dev->last_peer;
+
+	/* A peer too big for one message goes on in the next one. */
+	if (peer && !memcmp(peer->public_key, key, FTV_KEY_LEN))
+		return peer;
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	memcpy(peer->public_key, key, FTV_KEY_LEN);
+	peer->flags = PEER_HAS_PUBLIC_KEY;
+	device_add_peer(dev, peer);
+	return peer;
+}
+
+static int read_peer(struct device *dev, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_PEER_A_MAX + 1];
+	struct peer *peer;
+	int ret;
+
+	if (nla_parse_nested(tb, FTV_PEER_A_MAX, nest, peer_policy) < 0 ||
+	    !tb[FTV_PEER_A_PUBLIC_KEY])
+		return -EBADMSG;
+	peer = peer_for_key(dev, nla_data(tb[FTV_PEER_A_PUBLIC_KEY]));
+	if (!peer)
+		return -ENOMEM;
+	read_endpoint(peer, tb);
+	ret = read_peer_state(peer, tb);
+	if (!ret && tb[FTV_PEER_A_ALLOWEDIPS])
+		ret = read_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS]);
+	return ret;
+}
+
+static int read_peers(struct device *dev, struct nlattr *list)
+{
+	struct nlattr *nest;
+	int rem, ret;
+
+	nla_for_each_nested(nest, list, rem) {
+		ret = read_peer(dev, nest);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int read_device(struct device *dev, struct nlattr **tb)
+{
+	if (tb[FTV_A_IFNAME])
+		nla_strlcpy(dev->name, tb[FTV_A_IFNAME], sizeof(dev->name));
+	if (tb[FTV_A_PRIVATE_KEY]) {
+		memcpy(dev->private_key, nla_data(tb[FTV_A_PRIVATE_KEY]),
+		       FTV_KEY_LEN);
+		dev->flags |= DEVICE_HAS_PRIVATE_KEY;
+	}
+	if (tb[FTV_A_PUBLIC_KEY]) {
+		memcpy(dev->public_key, nla_data(tb[FTV_A_PUBLIC_KEY]),
+		       FTV_KEY_LEN);
+		dev->flags |= DEVICE_HAS_PUBLIC_KEY;
+	}
+	if (tb[FTV_A_LISTEN_PORT]) {
+		dev->listen_port = nla_get_u16(tb[FTV_A_LISTEN_PORT]);
+		dev->flags |= DEVICE_HAS_LISTEN_PORT;
+	}
+	if (tb[FTV_A_FWMARK]) {
+		dev->fwmark = nla_get_u32(tb[FTV_A_FWMARK]);
+		dev->flags |= DEVICE_HAS_FWMARK;
+	}
+	if (tb[FTV_A_SHAPE]) {
+		dev->shape = nla_get_u8(tb[FTV_A_SHAPE]);
+		dev->flags |= DEVICE_HAS_SHAPE;
+	}
+	if (tb[FTV_A_DROPS])
+		return read_drops(&dev->drops, tb[FTV_A_DROPS]);
+	return 0;
+}
+
+/* The kernel may spread one device over several messages. */
+static struct device *reply_device(struct reply *reply, uint32_t ifindex)
+{
+	struct device *dev;
+
+	for (dev = reply->first; dev; dev = dev->next)
+		if (dev->ifindex == ifindex)
+			return dev;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	dev->ifindex = ifindex;
+	if (reply->last)
+		reply->last->next = dev;
+	else
+		reply->first = dev;
+	reply->last = dev;
+	return dev;
+}
+
+/* A dump's message: the device, and its peers, merged into the reply. */
+int ipc_read_device_msg(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[FTV_A_MAX + 1];
+	struct reply *reply = arg;
+	struct device *dev;
+	int ret;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, FTV_A_MAX, device_policy) < 0 ||
+	    !tb[FTV_A_IFINDEX])
+		return reply_fail(reply, -EBADMSG, MALFORMED);
+	dev = reply_device(reply, nla_get_u32(tb[FTV_A_IFINDEX]));
+	if (!dev)
+		return reply_fail(reply, -ENOMEM, NULL);
+	ret = read_device(dev, tb);
+	if (!ret && tb[FTV_A_PEERS])
+		ret = read_peers(dev, tb[FTV_A_PEERS]);
+	if (ret)
+		return reply_fail(reply, ret, ret == -EBADMSG ? MALFORMED : NULL);
+	return NL_OK;
+}
+
+/* -ENOENT: not an event (nothing else is sent to the group today). */
+int ipc_read_event(struct peer_event *ev, struct nl_msg *msg)
+{
+	struct nlattr *tb[FTV_A_MAX + 1], *ptb[FTV_PEER_A_MAX + 1];
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+
+	if (genlmsg_hdr(nlh)->cmd != FTV_CMD_PEER_EVENT)
+		return -ENOENT;
+	if (genlmsg_parse(nlh, 0, tb, FTV_A_MAX, device_policy) < 0 ||
+	    !tb[FTV_A_IFINDEX] || !tb[FTV_A_EVENT] || !tb[FTV_A_PEER] ||
+	    nla_parse_nested(ptb, FTV_PEER_A_MAX, tb[FTV_A_PEER],
+			     peer_policy) < 0 ||
+	    !ptb[FTV_PEER_A_PUBLIC_KEY])
+		return -EBADMSG;
+	memset(ev, 0, sizeof(*ev));
+	ev->ifindex = nla_get_u32(tb[FTV_A_IFINDEX]);
+	if (tb[FTV_A_IFNAME])
+		nla_strlcpy(ev->ifname, tb[FTV_A_IFNAME], sizeof(ev->ifname));
+	else if (!if_indextoname(ev->ifindex, ev->ifname))
+		snprintf(ev->ifname, sizeof(ev->ifname), "#%u", ev->ifindex);
+	ev->event = nla_get_u8(tb[FTV_A_EVENT]);
+	memcpy(ev->peer.public_key, nla_data(ptb[FTV_PEER_A_PUBLIC_KEY]),
+	       FTV_KEY_LEN);
+	ev->peer.flags = PEER_HAS_PUBLIC_KEY;
+	read_endpoint(&ev->peer, ptb);
+	return 0;
+}
+
