@@ -487,6 +487,21 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 }
 
 /**
+ * ftv_fec_loss_to_report - the loss to put in a loss report
+ * @fc: the FEC state of the connection it goes on
+ *
+ * Return: the loss we see on what the peer sends, or 0 if this side lets
+ * the peer's repair messages go unused ("fec off"): a peer on "auto"
+ * would otherwise spend bandwidth on repairs nobody rebuilds from.
+ */
+u32 ftv_fec_loss_to_report(const struct ftv_fec_conn *fc)
+{
+	if (setting_of(fc).mode == FTV_FEC_OFF)
+		return 0;
+	return READ_ONCE(fc->loss_ppm);
+}
+
+/**
  * ftv_fec_dropped_here - count received segments this end dropped itself
  * @fc: the FEC state of their connection
  * @segs: how many

@@ -317,7 +317,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	if (due & FTV_FEC_DUE_HELLO)
 		ftv_send_hello(conn);
 	if (due & FTV_FEC_DUE_LOSS)
-		ftv_send_loss_report(conn, READ_ONCE(conn->fec.loss_ppm));
+		ftv_send_loss_report(conn, ftv_fec_loss_to_report(&conn->fec));
 	seg.seq = cb->rx.seq;
 	seg.ack = cb->rx.ack;
 	seg.flags = cb->rx.flags;

@@ -14,7 +14,9 @@
 # receiver rebuilds what was lost. Checked: 8 MB arrive intact at each
 # loss rate, repair messages were sent and data rebuilt from them, ftvctl
 # show says FEC is active with the K:M in use, lone packets (pings) are
-# protected too, and with "fec off" no repair message is sent at all.
+# protected too; with "fec off" on B, A (on auto) sends B no repair,
+# for B would rebuild nothing from it; and with "fec off" on A, A sends
+# no repair message at all.
 # No router: netem on each end's own cable holds and loses ftv's segments
 # after they have left ftv, as a router's would (a delay there stalled
 # ftv just as one on a router did); test_pacing.sh and test_longpath.sh
@@ -40,7 +42,7 @@ SIZE_MB=8
 for tool in nc tc ethtool; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-ktap_plan 13
+ktap_plan 15
 ftv_require
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
@@ -137,11 +139,31 @@ fi
 offloads on || ktap_bail "cannot turn the cable's offloads back on"
 lossy_transfer 5 "5 % loss, offloads on"
 
-# ---- fec off: the same path, and not one repair message
-nsx "$A" "$FTVCTL" peer set ftv0 "$pub_b" fec off ||
-	ktap_diag "cannot set fec off"
 impair 1 || ktap_bail "cannot change netem"
 random_file small 4
+
+# ---- fec off on B only: B rebuilds nothing, so its loss reports say
+# none, and A, on auto, sends no repair that nobody would use
+nsx "$B" "$FTVCTL" peer set ftv0 "$pub_a" fec off ||
+	ktap_diag "cannot set fec off on B"
+# A report goes as B's loss interval ends: at least 128 messages.
+nsx "$A" ping -q -f -c 300 10.9.0.2 >/dev/null
+peer_loss_none() { [ "$(fec_stat "$A" "$pub_b" loss_ppm)" = 0 ]; }
+wait_for 10 peer_loss_none || ktap_diag "A still hears of loss from B"
+before=$(fec_stat "$A" "$pub_b" repair_sent)
+if transfer "$A" "$B" 10.9.0.2 5001 "$FTV_TMP/small" 600; then
+	ktap_ok "fec off on B, 1 % loss: 4 MB arrive intact"
+else
+	ktap_fail "fec off on B, 1 % loss: 4 MB arrive intact"
+fi
+ktap_eq "fec off on B: A, on auto, sent B no repair message" "$before" \
+	"$(fec_stat "$A" "$pub_b" repair_sent)"
+nsx "$B" "$FTVCTL" peer set ftv0 "$pub_a" fec auto ||
+	ktap_diag "cannot set fec auto on B"
+
+# ---- fec off on A: the same path, and not one repair message from A
+nsx "$A" "$FTVCTL" peer set ftv0 "$pub_b" fec off ||
+	ktap_diag "cannot set fec off"
 before=$(fec_stat "$A" "$pub_b" repair_sent)
 if transfer "$A" "$B" 10.9.0.2 5001 "$FTV_TMP/small" 600; then
 	ktap_ok "fec off, 1 % loss: 4 MB arrive intact"
