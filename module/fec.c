@@ -479,7 +479,7 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	fc->interval_seen = 0;
 	if (READ_ONCE(fc->peer_has_fec))
 		due |= FTV_FEC_DUE_LOSS;
-	if (!fc->peer_heard_us && fc->hellos_left) {
+	if (fc->hellos_left) {
 		--fc->hellos_left;
 		due |= FTV_FEC_DUE_HELLO;
 	}
@@ -547,7 +547,7 @@ void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 		return;
 	ppm = min_t(u32, be32_to_cpu(msg->loss_ppm), 1000000);
 	/* Only a peer that knows FEC, and knows that we do, sends one. */
-	fc->peer_heard_us = true;
+	fc->hellos_left = 0;
 	WRITE_ONCE(fc->peer_has_fec, true);
 	WRITE_ONCE(fc->peer_loss_ppm, ppm);
 	WRITE_ONCE(fc->stats->last_peer_loss_ppm, ppm);

@@ -100,9 +100,8 @@ struct ftv_fec_snapshot {
  * @remote_port: its remote port
  * @peer_has_fec: the peer's hello said it knows FEC, or a loss report
  *	from it did
- * @peer_heard_us: a loss report came, so the peer has our hello
- * @hellos_left: hellos this end may still repeat while the peer has not
- *	shown that it heard one (ftv_fec_received())
+ * @hellos_left: hellos this end may still repeat (ftv_fec_received());
+ *	0 once a loss report shows that the peer heard one
  * @k: K of the last group sent (0: none), for ftvctl show
  * @m: M of the last group sent
  * @peer_loss_ppm: the loss the peer last reported, parts per million
@@ -137,7 +136,6 @@ struct ftv_fec_conn {
 	__be16 local_port;
 	__be16 remote_port;
 	bool peer_has_fec;
-	bool peer_heard_us;
 	u8 hellos_left;
 	u8 k;
 	u8 m;

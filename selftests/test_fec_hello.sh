@@ -65,6 +65,12 @@ for ns in "$C" "$S"; do
 done
 pub_c=$(pubkey_of c)
 pub_s=$(pubkey_of s)
+# counted TABLE : packets the counters of R's nft table TABLE counted
+counted()
+{
+	nsx "$R" nft list table inet "$1" |
+		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
 
 if connect_ping "$C" 10.9.0.2; then
 	ktap_ok "the tunnel comes up through the rewriting router"
@@ -72,8 +78,7 @@ else
 	ktap_fail "the tunnel comes up through the rewriting router"
 	ktap_bail "no tunnel"
 fi
-rewritten=$(nsx "$R" nft list table inet strip |
-	awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }')
+rewritten=$(counted strip)
 ktap_result "R rewrote the padding of both handshake messages ($rewritten)" \
 	"$([ "$rewritten" -ge 2 ]; echo $?)"
 # active NS PUBKEY : NS's FEC toward that peer is on
@@ -96,8 +101,7 @@ nsx "$C" "$FTVCTL" peer del ftv0 "$pub_s" || ktap_bail "cannot remove S on C"
 nsx "$C" "$FTVCTL" peer add ftv0 "$pub_s" endpoint "$(paths_endpoint 4)" \
 	allowed-ips 10.9.0.2/32 || ktap_bail "cannot add S back on C"
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel after the peer came back"
-dropped=$(nsx "$R" nft list table inet lose |
-	awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }')
+dropped=$(counted lose)
 ktap_result "R dropped both hellos of the new connection ($dropped)" \
 	"$([ "$dropped" -ge 2 ]; echo $?)"
 # Loss intervals end on what arrives: some hundreds of messages each way.
