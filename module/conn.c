@@ -42,54 +42,19 @@
  */
 
 #include "conn.h"
-#include "crypto.h"
 #include "device.h"
 #include "peer.h"
-#include "open.h"
 #include "token.h"
 #include "send.h"
 #include "timers.h"
 
-#include <crypto/aead.h>
 #include <linux/jiffies.h>
-#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include <net/ip.h>
 #include <net/net_namespace.h>
-
-/*
- * Session lifetime. The side that opened a connection opens a new one (new
- * ports, new handshake, new keys) once a session is this old or has sent
- * this many messages; nobody uses a session past the reject limits. Debug
- * builds let tests shorten them; reject must stay above rekey.
- */
-#ifdef DEBUG
-static unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
-module_param(rekey_after_seconds, uint, 0644);
-MODULE_PARM_DESC(rekey_after_seconds, "Open a new session after this long");
-
-static unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
-module_param(reject_after_seconds, uint, 0644);
-MODULE_PARM_DESC(reject_after_seconds, "Never use a session older than this");
-
-static unsigned long long rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
-module_param(rekey_after_messages, ullong, 0644);
-MODULE_PARM_DESC(rekey_after_messages,
-		 "Open a new session after sending this many messages");
-
-static unsigned long long reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
-module_param(reject_after_messages, ullong, 0644);
-MODULE_PARM_DESC(reject_after_messages,
-		 "Never use a key for more messages than this");
-#else
-static const unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
-static const unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
-static const u64 rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
-static const u64 reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
-#endif
 
 static const struct rhashtable_params conn_params = {
 	.key_len = sizeof(struct ftv_tuple),
@@ -121,13 +86,8 @@ static void conn_release(struct ftv_conn *conn)
 	struct ftv_device *fdev = conn->device;
 
 	wait_jobs(conn);
-	ftv_serial_uninit(&conn->tx_queue);
-	ftv_serial_uninit(&conn->rx_queue);
-	ftv_fec_conn_uninit(&conn->fec);
-	skb_queue_purge(&conn->early);
+	ftv_session_uninit(&conn->session);
 	dst_cache_destroy(&conn->dst_cache);
-	ftv_crypto_free(conn->send_tfm);
-	ftv_crypto_free(conn->recv_tfm);
 	if (conn->port)
 		sock_release(conn->port);
 	pr_debug("%s: connection %u:%u destroyed\n", fdev->dev->name,
@@ -149,13 +109,7 @@ static void conn_keys_work(struct work_struct *work)
 	 * period; those queued before it are done in a moment.
 	 */
 	wait_jobs(conn);
-	ftv_fec_conn_retire(&conn->fec);
-	ftv_crypto_free(conn->send_tfm);
-	ftv_crypto_free(conn->recv_tfm);
-	conn->send_tfm = NULL;
-	conn->recv_tfm = NULL;
-	memzero_explicit(&conn->send_hp, sizeof(conn->send_hp));
-	memzero_explicit(&conn->recv_hp, sizeof(conn->recv_hp));
+	ftv_session_wipe_keys(&conn->session);
 }
 
 static void conn_free_work(struct work_struct *work)
@@ -180,8 +134,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 				 struct ftv_peer *peer,
 				 const struct ftv_tuple *tuple, gfp_t gfp)
 {
+	struct ftv_session_links links;
 	struct ftv_conn *conn;
-	int cpu;
 
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
@@ -198,17 +152,19 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	spin_lock_init(&conn->xmit_lock);
 	ftv_faketcp_rcv_init(&conn->rcv);
 	conn->xmit_cpu = -1;
-	ftv_replay_init(&conn->replay);
-	skb_queue_head_init(&conn->early);
 	/* Sent from one CPU, delivered through that CPU's cell. */
-	cpu = ftv_device_serial_cpu(fdev);
-	ftv_serial_init(&conn->tx_queue, ftv_send_finish_job, &conn->jobs, cpu);
-	ftv_serial_init(&conn->rx_queue, ftv_open_finish_job, &conn->jobs,
-			-1);
-	conn->cell = per_cpu_ptr(fdev->cells, cpu);
-	ftv_fec_conn_init(&conn->fec, &peer->fec_stats, &peer->fec_setting,
-			  &fdev->fec_rx_count, fdev->dev, tuple->local_port,
-			  tuple->remote_port);
+	links = (struct ftv_session_links){
+		.jobs = &conn->jobs,
+		.cpu = ftv_device_serial_cpu(fdev),
+		.fec_stats = &peer->fec_stats,
+		.fec_setting = &peer->fec_setting,
+		.fec_rx_count = &fdev->fec_rx_count,
+		.dev = fdev->dev,
+		.local_port = tuple->local_port,
+		.remote_port = tuple->remote_port,
+	};
+	links.cell = per_cpu_ptr(fdev->cells, links.cpu);
+	ftv_session_init(&conn->session, &links);
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
@@ -330,7 +286,7 @@ bool ftv_conn_install(struct ftv_conn *conn)
 		ok = publish_locked(conn, FTV_CONN_RESPONDING);
 	}
 	if (ok)
-		WRITE_ONCE(conn->established, jiffies);
+		ftv_session_started(&conn->session);
 	spin_unlock_bh(&fdev->conn_lock);
 	return ok;
 }
@@ -482,40 +438,6 @@ void ftv_conn_wait_all(struct ftv_device *fdev)
 }
 
 /**
- * ftv_conn_set_keys - key a connection with its session's keys
- * @conn: a connection not yet established
- * @keys: the keys; wiped on return
- *
- * A responder allocates its transforms here, in process context; an
- * initiator allocated them beforehand and only sets the keys, which is
- * allowed in softirq context.
- *
- * Return: 0 or a negative errno.
- */
-int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys)
-{
-	int ret = 0;
-
-	if (!conn->send_tfm) {
-		conn->send_tfm = ftv_crypto_alloc(keys->send);
-		conn->recv_tfm = ftv_crypto_alloc(keys->recv);
-		if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
-			ret = -ENOMEM;
-	} else {
-		ret = crypto_aead_setkey(conn->send_tfm, keys->send,
-					 FTV_KEY_SIZE) ?:
-		      crypto_aead_setkey(conn->recv_tfm, keys->recv,
-					 FTV_KEY_SIZE);
-	}
-	conn->send_hp = keys->send_hp;
-	conn->recv_hp = keys->recv_hp;
-	memzero_explicit(keys, sizeof(*keys));
-	if (!ret) /* pairs with the acquire in ftv_conn_keyed() */
-		smp_store_release(&conn->keyed, true);
-	return ret;
-}
-
-/**
  * ftv_conn_acked - the peer acknowledged our bytes up to @ack
  * @conn: the connection
  * @ack: acknowledgment number of an authenticated segment
@@ -545,38 +467,6 @@ bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq)
 	u32 una = atomic_read(&conn->snd_una);
 
 	return seq - una <= (u32)atomic_read(&conn->snd_nxt) - una;
-}
-
-static unsigned long session_age(const struct ftv_conn *conn)
-{
-	return jiffies - READ_ONCE(conn->established);
-}
-
-/**
- * ftv_conn_rekey_due - whether the opener should start a new session
- * @conn: an established connection
- * @counter: the next counter to be sent on it
- *
- * Return: true when the session is old enough or has sent enough.
- */
-bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter)
-{
-	return session_age(conn) >= READ_ONCE(rekey_after_seconds) * HZ ||
-	       counter >= READ_ONCE(rekey_after_messages);
-}
-
-/**
- * ftv_conn_expired - whether a session's keys must no longer be used
- * @conn: a connection
- * @counter: the counter about to be sent or just received
- *
- * Return: true past the reject limits.
- */
-bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter)
-{
-	return session_age(conn) >= READ_ONCE(reject_after_seconds) * HZ ||
-	       counter >= min_t(u64, READ_ONCE(reject_after_messages),
-				FTV_REJECT_AFTER_MESSAGES);
 }
 
 /**
@@ -679,7 +569,7 @@ static struct net *get_creating_net(struct ftv_device *fdev)
 static int prepare_handshake(struct ftv_conn *conn,
 			     const struct ftv_identity *identity)
 {
-	static const u8 no_key[FTV_KEY_SIZE];
+	struct ftv_session *s = &conn->session;
 	u8 msg[FTV_INIT_MAX];
 	struct ftv_peer *peer = conn->peer;
 	u8 psk[FTV_KEY_SIZE];
@@ -699,24 +589,20 @@ static int prepare_handshake(struct ftv_conn *conn,
 	atomic_set(&conn->snd_una, isn);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = conn->syn_tsval - jiffies_to_msecs(jiffies);
-	/* Keyed for real when the response arrives, in softirq context,
-	 * where allocating a transform is not allowed.
-	 */
-	conn->send_tfm = ftv_crypto_alloc(no_key);
-	conn->recv_tfm = ftv_crypto_alloc(no_key);
-	if (IS_ERR(conn->send_tfm) || IS_ERR(conn->recv_tfm))
-		return -ENOMEM;
-	ret = ftv_noise_create_init(peer, identity, &conn->handshake,
+	ret = ftv_session_prepare_keys(s);
+	if (ret)
+		return ret;
+	ret = ftv_noise_create_init(peer, identity, &s->handshake,
 				    (struct ftv_msg_init *)msg);
 	if (ret)
 		return ret;
 	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_init));
 	if (READ_ONCE(peer->device->shape)) {
-		conn->init_len = ftv_shape_encode(msg, sizeof(struct ftv_msg_init) +
-						  pad, conn->init_msg);
+		s->init_len = ftv_shape_encode(msg, sizeof(struct ftv_msg_init) +
+					       pad, s->init_msg);
 	} else {
-		conn->init_len = sizeof(struct ftv_msg_init) + pad;
-		memcpy(conn->init_msg, msg, conn->init_len);
+		s->init_len = sizeof(struct ftv_msg_init) + pad;
+		memcpy(s->init_msg, msg, s->init_len);
 	}
 	memzero_explicit(msg, sizeof(msg));
 	return 0;
@@ -772,8 +658,9 @@ static bool conn_replaceable(struct ftv_peer *peer)
 					 lockdep_is_held(&peer->lock));
 	if (!conn || READ_ONCE(peer->path_dead))
 		return true;
-	next = atomic64_read(&conn->send_counter);
-	return ftv_conn_rekey_due(conn, next) || ftv_conn_expired(conn, next);
+	next = atomic64_read(&conn->session.send_counter);
+	return ftv_session_rekey_due(&conn->session, next) ||
+	       ftv_session_expired(&conn->session, next);
 }
 
 /* Make @conn the peer's opening connection, unless that is no longer

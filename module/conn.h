@@ -3,25 +3,18 @@
 #ifndef _FTV_CONN_H
 #define _FTV_CONN_H
 
-#include "cell.h"
 #include "faketcp.h"
-#include "fec.h"
-#include "noise.h"
-#include "queue.h"
-#include "replay.h"
-#include "shape.h"
+#include "session.h"
 
 #include <linux/in6.h>
 #include <linux/rhashtable-types.h>
 #include <net/dst_cache.h>
 #include <linux/skbuff.h>
-#include <linux/siphash.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 struct ftv_device;
 struct ftv_peer;
-struct crypto_aead;
 struct socket;
 
 /*
@@ -53,9 +46,6 @@ enum ftv_conn_state {
  * @state: enum ftv_conn_state; written only by conn.c, under the
  *	device's conn_lock; read locklessly
  * @is_initiator: this side sent the SYN
- * @keyed: the session keys are set (ftv_conn_keyed())
- * @confirmed: the peer proved it has the session keys (for the
- *	initiator, the response did; for the responder, the first data)
  * @port: initiator: a kernel socket bound to our address and port, so
  *	that the host neither gives the port to a socket of its own nor
  *	has it already; NULL for a responder (the listen port)
@@ -72,28 +62,12 @@ enum ftv_conn_state {
  * @ip_id: IPv4 identification counter
  * @xmit_lock: keeps numbering and sending of segments in one order
  * @xmit_cpu: the CPU holding @xmit_lock, or -1
- * @send_counter: next nonce for @send_tfm
- * @send_tfm: AEAD keyed for our direction
- * @recv_tfm: AEAD keyed for the peer's direction
- * @send_hp: masks the counters we send
- * @recv_hp: unmasks the counters we receive
- * @replay: replay window for @recv_tfm's counters
  * @dst_cache: the outer route
- * @handshake: key exchange state while it runs
- * @init_msg: initiator: the prepared initiation payload, shaped if the
- *	device shapes openings (shape.c)
- * @init_len: its length on the wire
  * @resp_seq: initiator: sequence number the response starts at
- * @early: initiator: payloads that arrived before the response and may be
- *	data that overtook it; opened once the session is installed
- * @tx_queue: jobs being sealed, in the order they are to leave
- * @rx_queue: jobs being opened, in the order they are to be delivered
- * @cell: the device's NAPI cell this connection delivers through
- * @fec: forward error correction on this connection (fec.c)
+ * @session: the session this connection carries (session.c)
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
- * @established: jiffies when the session's keys were installed
  * @retired_until: jiffies after which a retired connection's keys go
  * @linger_until: jiffies after which a lingering connection is freed
  * @keys_work: frees the keys of a retired connection after a grace period
@@ -108,8 +82,6 @@ struct ftv_conn {
 	struct ftv_tuple tuple;
 	int state;
 	bool is_initiator;
-	bool keyed;
-	bool confirmed;
 	struct socket *port;
 	atomic_t snd_nxt;
 	atomic_t snd_una;
@@ -121,25 +93,11 @@ struct ftv_conn {
 	atomic_t ip_id;
 	spinlock_t xmit_lock; /* segments leave in sequence order */
 	int xmit_cpu;
-	atomic64_t send_counter;
-	struct crypto_aead *send_tfm;
-	struct crypto_aead *recv_tfm;
-	siphash_key_t send_hp;
-	siphash_key_t recv_hp;
-	struct ftv_replay replay;
 	struct dst_cache dst_cache;
-	struct ftv_handshake handshake;
-	u8 init_msg[FTV_SHAPED_LEN(FTV_INIT_MAX)];
-	unsigned int init_len;
 	u32 resp_seq;
-	struct sk_buff_head early;
-	struct ftv_serial tx_queue;
-	struct ftv_serial rx_queue;
-	struct ftv_cell *cell;
-	struct ftv_fec_conn fec;
+	struct ftv_session session;
 	atomic_t jobs;
 	unsigned long created;
-	unsigned long established;
 	unsigned long retired_until;
 	unsigned long linger_until;
 	struct rcu_work keys_work;
@@ -167,17 +125,8 @@ void ftv_conn_close_device(struct ftv_device *fdev);
 void ftv_conn_wait_all(struct ftv_device *fdev);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);
 void ftv_conn_open(struct ftv_peer *peer);
-int ftv_conn_set_keys(struct ftv_conn *conn, struct ftv_session_keys *keys);
 void ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
-bool ftv_conn_rekey_due(const struct ftv_conn *conn, u64 counter);
-bool ftv_conn_expired(const struct ftv_conn *conn, u64 counter);
-
-static inline bool ftv_conn_keyed(const struct ftv_conn *conn)
-{
-	/* Pairs with the release in ftv_conn_set_keys(). */
-	return smp_load_acquire(&conn->keyed);
-}
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 				   const struct ftv_tuple *b)

@@ -189,7 +189,8 @@ static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
 		ftv_drops_skb(&conn->peer->drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
 		return;
 	}
-	if (!ftv_segment_check(skb, seg, thoff, NULL) && ftv_conn_keyed(conn) &&
+	if (!ftv_segment_check(skb, seg, thoff, NULL) &&
+	    ftv_session_keyed(&conn->session) &&
 	    (state == FTV_CONN_ESTABLISHED || state == FTV_CONN_RETIRED) &&
 	    splittable(skb, seg)) {
 		split_in_place(conn, skb, seg, &j);

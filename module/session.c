@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sessions: the keys one key exchange gave, their counters and replay
+ * window, the queues that seal and open with them in order, FEC, and the
+ * clocks that say when the keys must be renewed and when they may no
+ * longer be used. The connection that carries a session (conn.c) decides
+ * when it is set up and torn down; this file only says how.
+ */
+
+#include "session.h"
+#include "crypto.h"
+#include "open.h"
+#include "send.h"
+
+#include <crypto/aead.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+
+/*
+ * Session lifetime. The side that opened a connection opens a new one (new
+ * ports, new handshake, new keys) once a session is this old or has sent
+ * this many messages; nobody uses a session past the reject limits. Debug
+ * builds let tests shorten them; reject must stay above rekey.
+ */
+#ifdef DEBUG
+static unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
+module_param(rekey_after_seconds, uint, 0644);
+MODULE_PARM_DESC(rekey_after_seconds, "Open a new session after this long");
+
+static unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
+module_param(reject_after_seconds, uint, 0644);
+MODULE_PARM_DESC(reject_after_seconds, "Never use a session older than this");
+
+static unsigned long long rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
+module_param(rekey_after_messages, ullong, 0644);
+MODULE_PARM_DESC(rekey_after_messages,
+		 "Open a new session after sending this many messages");
+
+static unsigned long long reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
+module_param(reject_after_messages, ullong, 0644);
+MODULE_PARM_DESC(reject_after_messages,
+		 "Never use a key for more messages than this");
+#else
+static const unsigned int rekey_after_seconds = FTV_REKEY_AFTER_S;
+static const unsigned int reject_after_seconds = FTV_REJECT_AFTER_S;
+static const u64 rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
+static const u64 reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
+#endif
+
+/**
+ * ftv_session_init - set up a session that has no keys yet
+ * @s: the session, zeroed
+ * @links: what it hangs off
+ */
+void ftv_session_init(struct ftv_session *s,
+		      const struct ftv_session_links *links)
+{
+	ftv_replay_init(&s->replay);
+	skb_queue_head_init(&s->early);
+	ftv_serial_init(&s->tx_queue, ftv_send_finish_job, links->jobs,
+			links->cpu);
+	ftv_serial_init(&s->rx_queue, ftv_open_finish_job, links->jobs, -1);
+	s->cell = links->cell;
+	ftv_fec_conn_init(&s->fec, links->fec_stats, links->fec_setting,
+			  links->fec_rx_count, links->dev, links->local_port,
+			  links->remote_port);
+}
+
+/**
+ * ftv_session_uninit - free what the session owns
+ * @s: a session no job holds any more
+ */
+void ftv_session_uninit(struct ftv_session *s)
+{
+	ftv_serial_uninit(&s->tx_queue);
+	ftv_serial_uninit(&s->rx_queue);
+	ftv_fec_conn_uninit(&s->fec);
+	skb_queue_purge(&s->early);
+	ftv_crypto_free(s->send_tfm);
+	ftv_crypto_free(s->recv_tfm);
+}
+
+/**
+ * ftv_session_prepare_keys - allocate the transforms ahead of the keys
+ * @s: an initiator's session, before its initiation goes out
+ *
+ * The response is opened in softirq context, where allocating a transform
+ * is not allowed; ftv_session_set_keys() then only sets the keys.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ftv_session_prepare_keys(struct ftv_session *s)
+{
+	static const u8 no_key[FTV_KEY_SIZE];
+
+	s->send_tfm = ftv_crypto_alloc(no_key);
+	s->recv_tfm = ftv_crypto_alloc(no_key);
+	if (IS_ERR(s->send_tfm) || IS_ERR(s->recv_tfm))
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * ftv_session_set_keys - key a session
+ * @s: a session not yet in use
+ * @keys: the keys; wiped on return
+ *
+ * A responder allocates its transforms here, in process context; an
+ * initiator allocated them beforehand (ftv_session_prepare_keys()) and
+ * only sets the keys, which is allowed in softirq context.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys)
+{
+	int ret = 0;
+
+	if (!s->send_tfm) {
+		s->send_tfm = ftv_crypto_alloc(keys->send);
+		s->recv_tfm = ftv_crypto_alloc(keys->recv);
+		if (IS_ERR(s->send_tfm) || IS_ERR(s->recv_tfm))
+			ret = -ENOMEM;
+	} else {
+		ret = crypto_aead_setkey(s->send_tfm, keys->send,
+					 FTV_KEY_SIZE) ?:
+		      crypto_aead_setkey(s->recv_tfm, keys->recv,
+					 FTV_KEY_SIZE);
+	}
+	s->send_hp = keys->send_hp;
+	s->recv_hp = keys->recv_hp;
+	memzero_explicit(keys, sizeof(*keys));
+	if (!ret) /* pairs with the acquire in ftv_session_keyed() */
+		smp_store_release(&s->keyed, true);
+	return ret;
+}
+
+/**
+ * ftv_session_wipe_keys - forget the keys of a session nobody uses now
+ * @s: a retired session no job holds any more
+ */
+void ftv_session_wipe_keys(struct ftv_session *s)
+{
+	ftv_fec_conn_retire(&s->fec);
+	ftv_crypto_free(s->send_tfm);
+	ftv_crypto_free(s->recv_tfm);
+	s->send_tfm = NULL;
+	s->recv_tfm = NULL;
+	memzero_explicit(&s->send_hp, sizeof(s->send_hp));
+	memzero_explicit(&s->recv_hp, sizeof(s->recv_hp));
+}
+
+/**
+ * ftv_session_started - the keys are in use from now on
+ * @s: the session
+ */
+void ftv_session_started(struct ftv_session *s)
+{
+	WRITE_ONCE(s->established, jiffies);
+}
+
+static unsigned long session_age(const struct ftv_session *s)
+{
+	return jiffies - READ_ONCE(s->established);
+}
+
+/**
+ * ftv_session_rekey_due - whether the opener should start a new session
+ * @s: a session in use
+ * @counter: the next counter to be sent with it
+ *
+ * Return: true when the session is old enough or has sent enough.
+ */
+bool ftv_session_rekey_due(const struct ftv_session *s, u64 counter)
+{
+	return session_age(s) >= READ_ONCE(rekey_after_seconds) * HZ ||
+	       counter >= READ_ONCE(rekey_after_messages);
+}
+
+/**
+ * ftv_session_expired - whether a session's keys must no longer be used
+ * @s: a session
+ * @counter: the counter about to be sent or just received
+ *
+ * Return: true past the reject limits.
+ */
+bool ftv_session_expired(const struct ftv_session *s, u64 counter)
+{
+	return session_age(s) >= READ_ONCE(reject_after_seconds) * HZ ||
+	       counter >= min_t(u64, READ_ONCE(reject_after_messages),
+				FTV_REJECT_AFTER_MESSAGES);
+}

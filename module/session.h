@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A session: one key exchange and everything that hangs off its keys.
+ * For now each connection carries exactly one session, embedded in it
+ * (conn->session); the session is its own object so that several fake
+ * TCP connections can come to share one (docs/design-flows.md).
+ */
+
+#ifndef _FTV_SESSION_H
+#define _FTV_SESSION_H
+
+#include "cell.h"
+#include "fec.h"
+#include "noise.h"
+#include "queue.h"
+#include "replay.h"
+#include "shape.h"
+
+#include <linux/atomic.h>
+#include <linux/skbuff.h>
+#include <linux/siphash.h>
+
+struct crypto_aead;
+
+/**
+ * struct ftv_session - the keys of one key exchange, and what uses them
+ * @keyed: the keys are set (ftv_session_keyed())
+ * @confirmed: the peer proved it has the keys (for the initiator, the
+ *	response did; for the responder, the first data)
+ * @send_counter: next nonce for @send_tfm
+ * @send_tfm: AEAD keyed for our direction
+ * @recv_tfm: AEAD keyed for the peer's direction
+ * @send_hp: masks the counters we send
+ * @recv_hp: unmasks the counters we receive
+ * @replay: replay window for @recv_tfm's counters
+ * @handshake: key exchange state while it runs
+ * @init_msg: initiator: the prepared initiation payload, shaped if the
+ *	device shapes openings (shape.c)
+ * @init_len: its length on the wire
+ * @early: initiator: payloads that arrived before the response and may be
+ *	data that overtook it; opened once the keys are installed
+ * @tx_queue: jobs being sealed, in the order they are to leave
+ * @rx_queue: jobs being opened, in the order they are to be delivered
+ * @cell: the device's NAPI cell the session delivers through
+ * @fec: forward error correction (fec.c)
+ * @established: jiffies when the keys were installed, for the renewal
+ *	and reject limits
+ */
+struct ftv_session {
+	bool keyed;
+	bool confirmed;
+	atomic64_t send_counter;
+	struct crypto_aead *send_tfm;
+	struct crypto_aead *recv_tfm;
+	siphash_key_t send_hp;
+	siphash_key_t recv_hp;
+	struct ftv_replay replay;
+	struct ftv_handshake handshake;
+	u8 init_msg[FTV_SHAPED_LEN(FTV_INIT_MAX)];
+	unsigned int init_len;
+	struct sk_buff_head early;
+	struct ftv_serial tx_queue;
+	struct ftv_serial rx_queue;
+	struct ftv_cell *cell;
+	struct ftv_fec_conn fec;
+	unsigned long established;
+};
+
+/**
+ * struct ftv_session_links - what a session is given when it is set up
+ * @jobs: the carrier's count of queued jobs (queue.c)
+ * @cell: the NAPI cell to deliver through
+ * @cpu: the CPU that hands sealed jobs on
+ * @fec_stats: the peer's FEC counters
+ * @fec_setting: the peer's FEC setting
+ * @fec_rx_count: the device's count of FEC receive states
+ * @dev: the device, for FEC's messages
+ * @local_port: our outer port, for FEC's messages
+ * @remote_port: the peer's outer port, likewise
+ */
+struct ftv_session_links {
+	atomic_t *jobs;
+	struct ftv_cell *cell;
+	int cpu;
+	struct ftv_fec_stats *fec_stats;
+	const u32 *fec_setting;
+	atomic_t *fec_rx_count;
+	struct net_device *dev;
+	__be16 local_port;
+	__be16 remote_port;
+};
+
+void ftv_session_init(struct ftv_session *s,
+		      const struct ftv_session_links *links);
+void ftv_session_uninit(struct ftv_session *s);
+int ftv_session_prepare_keys(struct ftv_session *s);
+int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys);
+void ftv_session_wipe_keys(struct ftv_session *s);
+void ftv_session_started(struct ftv_session *s);
+bool ftv_session_rekey_due(const struct ftv_session *s, u64 counter);
+bool ftv_session_expired(const struct ftv_session *s, u64 counter);
+
+static inline bool ftv_session_keyed(const struct ftv_session *s)
+{
+	/* Pairs with the release in ftv_session_set_keys(). */
+	return smp_load_acquire(&s->keyed);
+}
+
+#endif /* _FTV_SESSION_H */
