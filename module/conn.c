@@ -86,7 +86,7 @@ static void conn_release(struct ftv_conn *conn)
 	struct ftv_device *fdev = conn->device;
 
 	wait_jobs(conn);
-	ftv_session_uninit(&conn->session);
+	ftv_session_destroy(conn->session);
 	dst_cache_destroy(&conn->dst_cache);
 	if (conn->port)
 		sock_release(conn->port);
@@ -109,7 +109,7 @@ static void conn_keys_work(struct work_struct *work)
 	 * period; those queued before it are done in a moment.
 	 */
 	wait_jobs(conn);
-	ftv_session_wipe_keys(&conn->session);
+	ftv_session_wipe_keys(conn->session);
 }
 
 static void conn_free_work(struct work_struct *work)
@@ -137,24 +137,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	struct ftv_session_links links;
 	struct ftv_conn *conn;
 
-	conn = kzalloc(sizeof(*conn), gfp);
-	if (!conn)
-		return NULL;
-	if (dst_cache_init(&conn->dst_cache, gfp)) {
-		kfree(conn);
-		return NULL;
-	}
-	conn->device = fdev;
-	conn->peer = ftv_peer_get(peer);
-	conn->tuple = *tuple;
-	conn->state = FTV_CONN_NEW;
-	conn->created = jiffies;
-	spin_lock_init(&conn->xmit_lock);
-	ftv_faketcp_rcv_init(&conn->rcv);
-	conn->xmit_cpu = -1;
 	/* Sent from one CPU, delivered through that CPU's cell. */
 	links = (struct ftv_session_links){
-		.jobs = &conn->jobs,
 		.cpu = ftv_device_serial_cpu(fdev),
 		.fec_stats = &peer->fec_stats,
 		.fec_setting = &peer->fec_setting,
@@ -164,7 +148,23 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 		.remote_port = tuple->remote_port,
 	};
 	links.cell = per_cpu_ptr(fdev->cells, links.cpu);
-	ftv_session_init(&conn->session, &links);
+	conn = kzalloc(sizeof(*conn), gfp);
+	if (!conn)
+		return NULL;
+	links.jobs = &conn->jobs;
+	if (dst_cache_init(&conn->dst_cache, gfp))
+		goto free_conn;
+	conn->session = ftv_session_create(&links, gfp);
+	if (!conn->session)
+		goto free_dst;
+	conn->device = fdev;
+	conn->peer = ftv_peer_get(peer);
+	conn->tuple = *tuple;
+	conn->state = FTV_CONN_NEW;
+	conn->created = jiffies;
+	spin_lock_init(&conn->xmit_lock);
+	ftv_faketcp_rcv_init(&conn->rcv);
+	conn->xmit_cpu = -1;
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
@@ -173,6 +173,12 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	pr_debug("%s: connection %u:%u created\n", fdev->dev->name,
 		 ntohs(tuple->local_port), ntohs(tuple->remote_port));
 	return conn;
+
+free_dst:
+	dst_cache_destroy(&conn->dst_cache);
+free_conn:
+	kfree(conn);
+	return NULL;
 }
 
 /**
@@ -286,7 +292,7 @@ bool ftv_conn_install(struct ftv_conn *conn)
 		ok = publish_locked(conn, FTV_CONN_RESPONDING);
 	}
 	if (ok)
-		ftv_session_started(&conn->session);
+		ftv_session_started(conn->session);
 	spin_unlock_bh(&fdev->conn_lock);
 	return ok;
 }
@@ -569,7 +575,7 @@ static struct net *get_creating_net(struct ftv_device *fdev)
 static int prepare_handshake(struct ftv_conn *conn,
 			     const struct ftv_identity *identity)
 {
-	struct ftv_session *s = &conn->session;
+	struct ftv_session *s = conn->session;
 	u8 msg[FTV_INIT_MAX];
 	struct ftv_peer *peer = conn->peer;
 	u8 psk[FTV_KEY_SIZE];
@@ -658,9 +664,9 @@ static bool conn_replaceable(struct ftv_peer *peer)
 					 lockdep_is_held(&peer->lock));
 	if (!conn || READ_ONCE(peer->path_dead))
 		return true;
-	next = atomic64_read(&conn->session.send_counter);
-	return ftv_session_rekey_due(&conn->session, next) ||
-	       ftv_session_expired(&conn->session, next);
+	next = atomic64_read(&conn->session->send_counter);
+	return ftv_session_rekey_due(conn->session, next) ||
+	       ftv_session_expired(conn->session, next);
 }
 
 /* Make @conn the peer's opening connection, unless that is no longer

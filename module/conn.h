@@ -64,7 +64,8 @@ enum ftv_conn_state {
  * @xmit_cpu: the CPU holding @xmit_lock, or -1
  * @dst_cache: the outer route
  * @resp_seq: initiator: sequence number the response starts at
- * @session: the session this connection carries (session.c)
+ * @session: the session this connection carries (session.c); created
+ *	and destroyed with the connection
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
@@ -95,7 +96,7 @@ struct ftv_conn {
 	int xmit_cpu;
 	struct dst_cache dst_cache;
 	u32 resp_seq;
-	struct ftv_session session;
+	struct ftv_session *session;
 	atomic_t jobs;
 	unsigned long created;
 	unsigned long retired_until;

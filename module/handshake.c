@@ -37,7 +37,7 @@ void ftv_handshake_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	if (!ours)
 		return;
 	ftv_send_ack(conn);
-	ftv_send_payload(conn, conn->session.init_msg, conn->session.init_len);
+	ftv_send_payload(conn, conn->session->init_msg, conn->session->init_len);
 }
 
 /* Open what arrived before the response, now that the keys are known. */
@@ -47,7 +47,7 @@ static void receive_early(struct ftv_conn *conn)
 	struct sk_buff *skb;
 	unsigned int thoff;
 
-	while ((skb = skb_dequeue(&conn->session.early)) != NULL) {
+	while ((skb = skb_dequeue(&conn->session->early)) != NULL) {
 		if (!ftv_segment_parse(skb, &seg, &thoff) ||
 		    ftv_segment_parse_tcp(skb, &seg, thoff))
 			kfree_skb(skb);
@@ -58,12 +58,12 @@ static void receive_early(struct ftv_conn *conn)
 
 static void hold_early(struct ftv_conn *conn, struct sk_buff *skb)
 {
-	if (skb_queue_len(&conn->session.early) >= FTV_EARLY_MAX) {
+	if (skb_queue_len(&conn->session->early) >= FTV_EARLY_MAX) {
 		ftv_drops_skb(&conn->peer->drops, FTV_DROPS_A_NO_SESSION,
 			      conn->device->dev, skb);
 		return;
 	}
-	skb_queue_tail(&conn->session.early, skb);
+	skb_queue_tail(&conn->session->early, skb);
 	/* The response may have been installed on another CPU meanwhile,
 	 * after it emptied the queue.
 	 */
@@ -81,7 +81,7 @@ static bool pending_handshake(struct ftv_conn *conn, struct ftv_handshake *hs)
 	ok = peer->pending == conn &&
 	     READ_ONCE(conn->state) == FTV_CONN_HANDSHAKE_SENT;
 	if (ok)
-		*hs = conn->session.handshake;
+		*hs = conn->session->handshake;
 	spin_unlock_bh(&peer->lock);
 	return ok;
 }
@@ -91,8 +91,8 @@ static void response_done(struct ftv_conn *conn)
 {
 	struct ftv_peer *peer = conn->peer;
 
-	memzero_explicit(&conn->session.handshake,
-			 sizeof(conn->session.handshake));
+	memzero_explicit(&conn->session->handshake,
+			 sizeof(conn->session->handshake));
 	ftv_timers_connected(peer);
 	/* The first sealed message: what we can do. It is also data for
 	 * the responder, which counts the session only once some arrives.
@@ -159,7 +159,7 @@ void ftv_handshake_response(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_BAD_AUTH, fdev->dev, skb);
 		goto out;
 	}
-	ok = !ftv_session_set_keys(&conn->session, &keys);
+	ok = !ftv_session_set_keys(conn->session, &keys);
 	ftv_open_track(conn, seg);
 	consume_skb(skb);
 	if (ok && ftv_peer_install_conn(peer, conn, false))

@@ -251,7 +251,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_resp));
 	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)msg,
 				  &keys) ||
-	    ftv_session_set_keys(&conn->session, &keys)) {
+	    ftv_session_set_keys(conn->session, &keys)) {
 		memzero_explicit(&keys, sizeof(keys));
 		ftv_conn_free(conn);
 		return NULL;

@@ -193,7 +193,7 @@ static u8 peer_state(struct ftv_peer *peer)
 	lockdep_assert_held(&peer->lock);
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	if (conn && READ_ONCE(conn->session.confirmed))
+	if (conn && READ_ONCE(conn->session->confirmed))
 		return FTV_PEER_STATE_ESTABLISHED;
 	if (conn)
 		return FTV_PEER_STATE_CONNECTING;
@@ -215,7 +215,7 @@ static int put_fec_stats(struct sk_buff *skb, struct ftv_peer *peer,
 
 	rcu_read_lock_bh();
 	conn = rcu_dereference_bh(peer->conn);
-	ftv_fec_snapshot(conn ? &conn->session.fec : NULL, setting,
+	ftv_fec_snapshot(conn ? &conn->session->fec : NULL, setting,
 			 &peer->fec_stats, &snap);
 	rcu_read_unlock_bh();
 	nest = nla_nest_start(skb, FTV_PEER_A_FEC_STATS);

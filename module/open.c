@@ -57,7 +57,7 @@ static void maybe_ack(struct ftv_conn *conn)
 /* The opener of a session also renews it when it mostly receives. */
 static void maybe_rekey(struct ftv_conn *conn)
 {
-	struct ftv_session *s = &conn->session;
+	struct ftv_session *s = conn->session;
 
 	if (conn->is_initiator && READ_ONCE(conn->state) ==
 	    FTV_CONN_ESTABLISHED &&
@@ -173,7 +173,7 @@ bool ftv_open_stash(struct ftv_conn *conn, struct sk_buff *skb,
 	struct net_device *dev = conn->device->dev;
 	struct ftv_cb *cb = FTV_CB(skb);
 
-	if (unlikely(!ftv_session_keyed(&conn->session))) {
+	if (unlikely(!ftv_session_keyed(conn->session))) {
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_NO_SESSION, dev, skb);
 		return false;
 	}
@@ -218,12 +218,12 @@ static enum ftv_open_result open_segment(struct ftv_conn *conn,
 	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
 	sealed_len = cb->rx.payload_len - sizeof(*msg);
 	counter = le64_to_cpu(msg->counter) ^
-		  ftv_crypto_counter_mask(&conn->session.recv_hp, msg->sealed);
-	if (unlikely(ftv_session_expired(&conn->session, counter)))
+		  ftv_crypto_counter_mask(&conn->session->recv_hp, msg->sealed);
+	if (unlikely(ftv_session_expired(conn->session, counter)))
 		return FTV_OPEN_NO_SESSION;
 	/* The AEAD request is the CPU's own: no softirq may take it. */
 	local_bh_disable();
-	ret = ftv_crypto_open(conn->session.recv_tfm, counter, msg->sealed,
+	ret = ftv_crypto_open(conn->session->recv_tfm, counter, msg->sealed,
 			      sealed_len);
 	local_bh_enable();
 	if (unlikely(ret))
@@ -259,7 +259,7 @@ static void rebuilt(void *arg, u64 counter, struct sk_buff *skb)
 	struct rebuilt_to *to = arg;
 
 	/* Its original may still come: the window refuses it then. */
-	if (!ftv_replay_check(&to->conn->session.replay, counter)) {
+	if (!ftv_replay_check(&to->conn->session->replay, counter)) {
 		consume_skb(skb);
 		return;
 	}
@@ -276,13 +276,13 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 	int state = READ_ONCE(conn->state);
 
 	if (type == FTV_CONTROL_REPAIR)
-		ftv_fec_rebuild(&conn->session.fec,
+		ftv_fec_rebuild(&conn->session->fec,
 				state <= FTV_CONN_ESTABLISHED, counter, skb,
 				rebuilt, &to);
 	else if (type == FTV_CONTROL_LOSS)
-		ftv_fec_loss_report(&conn->session.fec, skb);
+		ftv_fec_loss_report(&conn->session->fec, skb);
 	else if (type == FTV_CONTROL_HELLO)
-		ftv_fec_hello(&conn->session.fec, skb);
+		ftv_fec_hello(&conn->session->fec, skb);
 	consume_skb(skb);
 }
 
@@ -295,6 +295,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 			   struct sk_buff_head *deliver)
 {
 	struct rebuilt_to to = { .conn = conn, .deliver = deliver };
+	struct ftv_fec_conn *fec = &conn->session->fec;
 	struct ftv_peer *peer = conn->peer;
 	struct net_device *dev = conn->device->dev;
 	struct ftv_cb *cb = FTV_CB(skb);
@@ -309,19 +310,18 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	msg = (struct ftv_msg_data *)(skb->data + cb->rx.payload_off);
 	counter = le64_to_cpu(msg->counter);
-	if (unlikely(!ftv_replay_check(&conn->session.replay, counter))) {
+	if (unlikely(!ftv_replay_check(&conn->session->replay, counter))) {
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
 		return false;
 	}
-	if (unlikely(!READ_ONCE(conn->session.confirmed)))
+	if (unlikely(!READ_ONCE(conn->session->confirmed)))
 		ftv_peer_confirm(peer, conn);
-	due = ftv_fec_received(&conn->session.fec, counter, ftv_conn_tsval(conn),
+	due = ftv_fec_received(fec, counter, ftv_conn_tsval(conn),
 			       cb->rx.tsecr, cb->rx.has_ts);
 	if (due & FTV_FEC_DUE_HELLO)
 		ftv_send_hello(conn);
 	if (due & FTV_FEC_DUE_LOSS)
-		ftv_send_loss_report(conn,
-				     ftv_fec_loss_to_report(&conn->session.fec));
+		ftv_send_loss_report(conn, ftv_fec_loss_to_report(fec));
 	seg.seq = cb->rx.seq;
 	seg.ack = cb->rx.ack;
 	seg.flags = cb->rx.flags;
@@ -336,7 +336,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		accept_control(conn, counter, skb, deliver);
 		return false;
 	}
-	ftv_fec_keep(&conn->session.fec, counter, skb, rebuilt, &to);
+	ftv_fec_keep(&conn->session->fec, counter, skb, rebuilt, &to);
 	if (ready_inner(conn, skb))
 		__skb_queue_tail(deliver, skb);
 	return true;
@@ -368,7 +368,7 @@ void ftv_open_finish_job(struct sk_buff *head)
 		skb->next = NULL;
 		if (!ok) {
 			DEV_STATS_INC(conn->device->dev, rx_dropped);
-			ftv_fec_dropped_here(&conn->session.fec, 1);
+			ftv_fec_dropped_here(&conn->session->fec, 1);
 			kfree_skb(skb);
 			continue;
 		}
@@ -376,8 +376,8 @@ void ftv_open_finish_job(struct sk_buff *head)
 			got = true;
 		data |= accept_segment(conn, skb, &deliver);
 	}
-	ftv_fec_expire(&conn->session.fec);
-	dropped = ftv_cell_deliver(conn->session.cell, &deliver);
+	ftv_fec_expire(&conn->session->fec);
+	dropped = ftv_cell_deliver(conn->session->cell, &deliver);
 	if (unlikely(dropped)) {
 		atomic64_add(dropped,
 			     &conn->peer->drops.count[FTV_DROPS_A_BACKLOG]);
@@ -413,7 +413,7 @@ enum ftv_job_state ftv_open_crypt(struct sk_buff *head)
  */
 struct ftv_serial *ftv_open_serial(struct sk_buff *head)
 {
-	return &FTV_CB(head)->conn->session.rx_queue;
+	return &FTV_CB(head)->conn->session->rx_queue;
 }
 
 /**
@@ -429,10 +429,11 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 	struct ftv_device *fdev = conn->device;
 	enum ftv_queued queued;
 
-	queued = ftv_serial_add(&conn->session.rx_queue, head, conn, segs, NULL);
+	queued = ftv_serial_add(&conn->session->rx_queue, head, conn, segs,
+				NULL);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, rx_dropped, segs);
-		ftv_fec_dropped_here(&conn->session.fec, segs);
+		ftv_fec_dropped_here(&conn->session->fec, segs);
 		kfree_skb_list(FTV_CB(head)->more);
 		kfree_skb(head);
 		return;
@@ -446,5 +447,5 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		/* The ring is full: ftv_open_finish_job() counts the drop. */
 		ftv_job_done(head, FTV_JOB_DEAD);
 	}
-	ftv_serial_hand_on(&conn->session.rx_queue);
+	ftv_serial_hand_on(&conn->session->rx_queue);
 }

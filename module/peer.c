@@ -347,7 +347,7 @@ static u8 confirm_locked(struct ftv_peer *peer, struct ftv_conn *conn)
 	u8 event;
 
 	lockdep_assert_held(&peer->lock);
-	WRITE_ONCE(conn->session.confirmed, true);
+	WRITE_ONCE(conn->session->confirmed, true);
 	peer->last_handshake = ktime_get_real_seconds();
 	event = peer->had_session ? FTV_EVENT_REKEYED : FTV_EVENT_ESTABLISHED;
 	peer->had_session = true;

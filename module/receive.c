@@ -190,7 +190,7 @@ static void receive_gso(struct ftv_device *fdev, struct ftv_conn *conn,
 		return;
 	}
 	if (!ftv_segment_check(skb, seg, thoff, NULL) &&
-	    ftv_session_keyed(&conn->session) &&
+	    ftv_session_keyed(conn->session) &&
 	    (state == FTV_CONN_ESTABLISHED || state == FTV_CONN_RETIRED) &&
 	    splittable(skb, seg)) {
 		split_in_place(conn, skb, seg, &j);

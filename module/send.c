@@ -455,7 +455,7 @@ static int prepare(struct sk_buff *skb)
 static int seal_prepared(struct ftv_conn *conn, struct sk_buff *skb,
 			 u64 counter)
 {
-	struct ftv_session *s = &conn->session;
+	struct ftv_session *s = conn->session;
 	unsigned int plain_len = skb->len;
 	struct ftv_msg_data *msg;
 	int ret;
@@ -835,7 +835,7 @@ enum ftv_job_state ftv_send_crypt(struct sk_buff *head)
  */
 struct ftv_serial *ftv_send_serial(struct sk_buff *head)
 {
-	return &FTV_CB(head)->conn->session.tx_queue;
+	return &FTV_CB(head)->conn->session->tx_queue;
 }
 
 /* Queue @skb (a packet, or a GSO superpacket) to be sealed and sent on
@@ -859,7 +859,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 					    skb_shinfo(skb)->gso_size);
 	}
 	if (fec) {
-		ftv_fec_plan(&conn->session.fec, segs, &k, &m);
+		ftv_fec_plan(&conn->session->fec, segs, &k, &m);
 		segs += ftv_fec_repairs(segs, k, m);
 	}
 	cb->more = NULL;
@@ -867,8 +867,8 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	cb->fec_m = m;
 	cb->tx.bytes = data ? skb->len : 0;
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
-		 ftv_serial_add(&conn->session.tx_queue, skb, conn, segs,
-				&conn->session.send_counter);
+		 ftv_serial_add(&conn->session->tx_queue, skb, conn, segs,
+				&conn->session->send_counter);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, tx_dropped, segs);
 		kfree_skb(skb);
@@ -882,7 +882,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		/* The ring is full: ftv_send_finish_job() counts the drop. */
 		ftv_job_done(skb, FTV_JOB_DEAD);
 	}
-	ftv_serial_hand_on(&conn->session.tx_queue);
+	ftv_serial_hand_on(&conn->session->tx_queue);
 }
 
 /*
@@ -928,11 +928,11 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 	conn = rcu_dereference_bh(peer->conn);
 	if (unlikely(!conn || READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED))
 		goto stage;
-	next = atomic64_read(&conn->session.send_counter);
-	if (unlikely(ftv_session_expired(&conn->session, next)))
+	next = atomic64_read(&conn->session->send_counter);
+	if (unlikely(ftv_session_expired(conn->session, next)))
 		goto stage;
 	/* Keep sending on this session until the next one is up. */
-	if (unlikely(ftv_session_rekey_due(&conn->session, next)) &&
+	if (unlikely(ftv_session_rekey_due(conn->session, next)) &&
 	    !READ_ONCE(peer->pending))
 		ftv_timers_want_connection(peer);
 	send_data(conn, skb, true);

@@ -15,6 +15,7 @@
 #include <crypto/aead.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
 
 /*
  * Session lifetime. The side that opened a connection opens a new one (new
@@ -48,13 +49,20 @@ static const u64 reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
 #endif
 
 /**
- * ftv_session_init - set up a session that has no keys yet
- * @s: the session, zeroed
+ * ftv_session_create - a session that has no keys yet
  * @links: what it hangs off
+ * @gfp: allocation flags
+ *
+ * Return: the session, or NULL.
  */
-void ftv_session_init(struct ftv_session *s,
-		      const struct ftv_session_links *links)
+struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
+				       gfp_t gfp)
 {
+	struct ftv_session *s = kzalloc(sizeof(*s), gfp);
+
+	if (!s)
+		return NULL;
+	s->dev = links->dev;
 	ftv_replay_init(&s->replay);
 	skb_queue_head_init(&s->early);
 	ftv_serial_init(&s->tx_queue, ftv_send_finish_job, links->jobs,
@@ -64,20 +72,28 @@ void ftv_session_init(struct ftv_session *s,
 	ftv_fec_conn_init(&s->fec, links->fec_stats, links->fec_setting,
 			  links->fec_rx_count, links->dev, links->local_port,
 			  links->remote_port);
+	pr_debug("%s: session %u:%u created\n", s->dev->name,
+		 ntohs(links->local_port), ntohs(links->remote_port));
+	return s;
 }
 
 /**
- * ftv_session_uninit - free what the session owns
- * @s: a session no job holds any more
+ * ftv_session_destroy - free the session and what it owns; its keys are
+ *	zeroed with it
+ * @s: a session no job holds any more, or NULL
  */
-void ftv_session_uninit(struct ftv_session *s)
+void ftv_session_destroy(struct ftv_session *s)
 {
+	if (!s)
+		return;
 	ftv_serial_uninit(&s->tx_queue);
 	ftv_serial_uninit(&s->rx_queue);
 	ftv_fec_conn_uninit(&s->fec);
 	skb_queue_purge(&s->early);
 	ftv_crypto_free(s->send_tfm);
 	ftv_crypto_free(s->recv_tfm);
+	pr_debug("%s: session destroyed\n", s->dev->name);
+	kfree_sensitive(s);
 }
 
 /**

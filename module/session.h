@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A session: one key exchange and everything that hangs off its keys.
- * For now each connection carries exactly one session, embedded in it
- * (conn->session); the session is its own object so that several fake
- * TCP connections can come to share one (docs/design-flows.md).
+ * For now each connection carries exactly one session, which it creates
+ * and destroys (conn->session); the session is its own object so that
+ * several fake TCP connections can come to share one
+ * (docs/design-flows.md).
  */
 
 #ifndef _FTV_SESSION_H
@@ -45,6 +46,7 @@ struct crypto_aead;
  * @fec: forward error correction (fec.c)
  * @established: jiffies when the keys were installed, for the renewal
  *	and reject limits
+ * @dev: the device, for the debug messages that count sessions
  */
 struct ftv_session {
 	bool keyed;
@@ -64,6 +66,7 @@ struct ftv_session {
 	struct ftv_cell *cell;
 	struct ftv_fec_conn fec;
 	unsigned long established;
+	struct net_device *dev;
 };
 
 /**
@@ -90,9 +93,9 @@ struct ftv_session_links {
 	__be16 remote_port;
 };
 
-void ftv_session_init(struct ftv_session *s,
-		      const struct ftv_session_links *links);
-void ftv_session_uninit(struct ftv_session *s);
+struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
+				       gfp_t gfp);
+void ftv_session_destroy(struct ftv_session *s);
 int ftv_session_prepare_keys(struct ftv_session *s);
 int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys);
 void ftv_session_wipe_keys(struct ftv_session *s);

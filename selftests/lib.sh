@@ -278,10 +278,10 @@ capture_stop()
 }
 
 # The objects whose pr_debug "created" and "destroyed" lines must pair up.
-FTV_OBJECTS=(device peer connection "FEC state")
+FTV_OBJECTS=(device peer connection session "FEC state")
 
-# objects_counted MARK : as many devices, peers, connections and FEC
-# receive states destroyed as created after MARK (the pr_debug pairs)
+# objects_counted MARK : as many devices, peers, connections, sessions and
+# FEC receive states destroyed as created after MARK (the pr_debug pairs)
 objects_counted()
 {
 	local kind
@@ -293,8 +293,8 @@ objects_counted()
 }
 
 # objects_balanced MARK TIMEOUT : one KTAP case: within TIMEOUT seconds,
-# every device, peer, connection and FEC receive state created after MARK
-# was destroyed; the counts go to the diagnostics either way
+# every device, peer, connection, session and FEC receive state created
+# after MARK was destroyed; the counts go to the diagnostics either way
 objects_balanced()
 {
 	local kind
