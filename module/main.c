@@ -9,6 +9,7 @@
 #include "device.h"
 #include "faketcp.h"
 #include "fec_code.h"
+#include "join.h"
 #include "netlink.h"
 #include "noise.h"
 #include "queue.h"
@@ -27,7 +28,7 @@ static int __init ftv_selftests(void)
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
 	    !ftv_faketcp_selftest() || !ftv_token_selftest() ||
 	    !ftv_fec_code_selftest() || !ftv_shape_selftest() ||
-	    !ftv_segment_selftest()) {
+	    !ftv_segment_selftest() || !ftv_join_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}

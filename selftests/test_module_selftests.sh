@@ -6,7 +6,8 @@
 # too), TCP option codec, SYN tokens, the erasure code, shaping, outer
 # segment lengths (padding, an IP length past the packet, BIG TCP
 # superpackets whose IP length is 0, IPv4 and IPv6 with or without the
-# jumbo header GRO adds), and one full key exchange against known
+# jumbo header GRO adds), join tokens taken, passed over and replayed
+# (module/selftest/join.c), and one full key exchange against known
 # answers. Those answers must still be what
 # selftests/noise_vectors.py, an independent implementation on Python's
 # cryptography package, computes. No topology: this loads the debug module
@@ -21,7 +22,7 @@ VECTORS="$FTV_ROOT/selftests/noise_vectors.py"
 TABLES="$FTV_ROOT/module/selftest/noise.c"
 DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 
-ktap_plan 10
+ktap_plan 11
 "$PYTHON" -c 'import cryptography' 2>/dev/null ||
 	ktap_skip_all "python3-cryptography is not installed"
 
@@ -36,7 +37,7 @@ else
 	ktap_fail "the debug module loads (its self-tests passed)"
 fi
 log=$(dmesg_since "$mark")
-for t in replay allowedips faketcp noise token fec shape segment; do
+for t in replay allowedips faketcp noise token fec shape segment join; do
 	if grep -q "ftv: $t self-tests: pass" <<<"$log"; then
 		ktap_ok "$t self-tests pass"
 	else

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Included at the end of join.c in debug builds. */
+
+/* Look up number @index's token and take it; @expect is what must come of
+ * it. A token not in the table at all counts as FTV_JOIN_UNKNOWN.
+ */
+static bool __init join_case(struct ftv_join_window *w, u32 index,
+			     enum ftv_join_result expect)
+{
+	u64 token = ftv_join_token(&w->key, index);
+	enum ftv_join_result got = FTV_JOIN_UNKNOWN;
+	struct ftv_join_entry *e;
+	u32 taken = 0;
+
+	rcu_read_lock();
+	e = ftv_join_lookup(w->table, token);
+	if (e) {
+		spin_lock_bh(w->lock);
+		got = ftv_join_take(e, token, &taken);
+		spin_unlock_bh(w->lock);
+	}
+	rcu_read_unlock();
+	if (got != expect || (got == FTV_JOIN_OK && taken != index)) {
+		pr_err("join self-test: number %u gave %d (number %u), not %d\n",
+		       index, got, taken, expect);
+		return false;
+	}
+	return true;
+}
+
+struct join_case {
+	u32 index;
+	enum ftv_join_result expect;
+};
+
+static const struct join_case join_cases[] __initconst = {
+	{ 1, FTV_JOIN_OK }, { 1, FTV_JOIN_REPLAYED },
+	{ 6, FTV_JOIN_UNKNOWN },		/* beyond the window */
+	{ 3, FTV_JOIN_OK },			/* 2 is given up */
+	{ 2, FTV_JOIN_UNKNOWN }, { 1, FTV_JOIN_REPLAYED },
+	{ 3, FTV_JOIN_REPLAYED }, { 6, FTV_JOIN_OK }, { 7, FTV_JOIN_OK },
+	{ 11, FTV_JOIN_OK }, { 12, FTV_JOIN_OK }, { 13, FTV_JOIN_OK },
+	{ 14, FTV_JOIN_OK }, { 15, FTV_JOIN_OK }, { 16, FTV_JOIN_OK },
+	{ 17, FTV_JOIN_OK }, { 18, FTV_JOIN_OK }, { 19, FTV_JOIN_OK },
+	{ 20, FTV_JOIN_OK }, { 21, FTV_JOIN_OK }, { 22, FTV_JOIN_OK },
+	{ 23, FTV_JOIN_OK }, { 24, FTV_JOIN_OK },
+	{ 1, FTV_JOIN_UNKNOWN },		/* out of the used ring */
+	{ 3, FTV_JOIN_UNKNOWN }, { 6, FTV_JOIN_REPLAYED },
+	{ 24, FTV_JOIN_REPLAYED },
+	{ 25, FTV_JOIN_OK },
+};
+
+/**
+ * ftv_join_selftest - a window's tokens taken, passed over and replayed
+ *
+ * Return: true if every case behaves as expected and stopping the window
+ * empties the table.
+ */
+bool __init ftv_join_selftest(void)
+{
+	static const siphash_key_t key = { { 0x0706050403020100ULL,
+					     0x0f0e0d0c0b0a0908ULL } };
+	struct ftv_join_window *w;
+	struct rhashtable table;
+	spinlock_t lock; /* the window's owner's */
+	bool ok = true;
+	size_t i;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w || ftv_join_table_init(&table)) {
+		kfree(w);
+		return false;
+	}
+	spin_lock_init(&lock);
+	spin_lock_bh(&lock);
+	ok = !ftv_join_window_start(w, &table, &lock, &key);
+	spin_unlock_bh(&lock);
+	if (ftv_join_token(&key, 1) == ftv_join_token(&key, 2))
+		ok = false;
+	for (i = 0; ok && i < ARRAY_SIZE(join_cases); i++)
+		ok = join_case(w, join_cases[i].index, join_cases[i].expect);
+	spin_lock_bh(&lock);
+	ftv_join_window_stop(w);
+	spin_unlock_bh(&lock);
+	if (atomic_read(&table.nelems)) {
+		pr_err("join self-test: %d tokens left after stopping\n",
+		       atomic_read(&table.nelems));
+		ok = false;
+	}
+	synchronize_rcu();
+	ftv_join_table_uninit(&table);
+	kfree(w);
+	if (ok)
+		pr_info("join self-tests: pass\n");
+	return ok;
+}
