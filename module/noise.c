@@ -59,27 +59,34 @@ static void hmac(u8 out[FTV_HASH_SIZE], const u8 *key, size_t keylen,
 }
 
 /* HKDF as Noise uses it: up to three outputs from chaining key and input. */
-static void kdf(u8 *out1, u8 *out2, u8 *out3, const u8 *input,
-		size_t inlen, const u8 chaining_key[FTV_HASH_SIZE])
+/* HKDF as Noise uses it: out[i] = HMAC(prk, out[i - 1] || i + 1), for as
+ * many outputs as @out has before its first NULL (at most @n).
+ */
+static void kdf_n(u8 *const out[], unsigned int n, const u8 *input,
+		  size_t inlen, const u8 chaining_key[FTV_HASH_SIZE])
 {
 	u8 prk[FTV_HASH_SIZE], t[FTV_HASH_SIZE + 1];
+	unsigned int i;
 
 	hmac(prk, chaining_key, FTV_HASH_SIZE, input, inlen);
 	t[0] = 1;
 	hmac(t, prk, FTV_HASH_SIZE, t, 1);
-	memcpy(out1, t, FTV_HASH_SIZE);
-	if (out2) {
-		t[FTV_HASH_SIZE] = 2;
+	memcpy(out[0], t, FTV_HASH_SIZE);
+	for (i = 1; i < n && out[i]; i++) {
+		t[FTV_HASH_SIZE] = i + 1;
 		hmac(t, prk, FTV_HASH_SIZE, t, FTV_HASH_SIZE + 1);
-		memcpy(out2, t, FTV_HASH_SIZE);
-	}
-	if (out3) {
-		t[FTV_HASH_SIZE] = 3;
-		hmac(t, prk, FTV_HASH_SIZE, t, FTV_HASH_SIZE + 1);
-		memcpy(out3, t, FTV_HASH_SIZE);
+		memcpy(out[i], t, FTV_HASH_SIZE);
 	}
 	memzero_explicit(prk, sizeof(prk));
 	memzero_explicit(t, sizeof(t));
+}
+
+static void kdf(u8 *out1, u8 *out2, u8 *out3, const u8 *input,
+		size_t inlen, const u8 chaining_key[FTV_HASH_SIZE])
+{
+	u8 *const out[] = { out1, out2, out3 };
+
+	kdf_n(out, ARRAY_SIZE(out), input, inlen, chaining_key);
 }
 
 static void mix_hash(u8 hash[FTV_HASH_SIZE], const u8 *data, size_t len)
@@ -243,19 +250,24 @@ static void mix_psk(struct ftv_handshake *hs, const u8 psk[FTV_KEY_SIZE],
 }
 
 /*
- * The session's keys: one AEAD key per direction, then one SipHash key per
- * direction that masks the message counter (see docs/protocol.md).
+ * The session's keys: one AEAD key per direction, one SipHash key per
+ * direction that masks the message counter (see docs/protocol.md), and
+ * the key of the session's join tokens (join.c).
  */
 static void split(struct ftv_handshake *hs, struct ftv_session_keys *keys,
 		  bool initiator)
 {
 	u8 first[FTV_KEY_SIZE], second[FTV_KEY_SIZE], hp[FTV_HASH_SIZE];
+	u8 join[FTV_HASH_SIZE];
+	u8 *const out[] = { first, second, hp, join };
 
-	kdf(first, second, hp, NULL, 0, hs->chaining_key);
+	kdf_n(out, ARRAY_SIZE(out), NULL, 0, hs->chaining_key);
 	memcpy(keys->send, initiator ? first : second, FTV_KEY_SIZE);
 	memcpy(keys->recv, initiator ? second : first, FTV_KEY_SIZE);
 	memcpy(&keys->send_hp, initiator ? hp : hp + 16, 16);
 	memcpy(&keys->recv_hp, initiator ? hp + 16 : hp, 16);
+	memcpy(&keys->join, join, sizeof(keys->join));
+	memzero_explicit(join, sizeof(join));
 	memzero_explicit(first, sizeof(first));
 	memzero_explicit(second, sizeof(second));
 	memzero_explicit(hp, sizeof(hp));

@@ -31,12 +31,14 @@ struct ftv_handshake {
  * @recv: AEAD key for what this side receives
  * @send_hp: key that masks the counters this side sends
  * @recv_hp: key that unmasks the counters this side receives
+ * @join: key of the session's join tokens, the same at both ends (join.c)
  */
 struct ftv_session_keys {
 	u8 send[FTV_KEY_SIZE];
 	u8 recv[FTV_KEY_SIZE];
 	siphash_key_t send_hp;
 	siphash_key_t recv_hp;
+	siphash_key_t join;
 };
 
 int ftv_noise_init(void);

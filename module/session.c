@@ -144,6 +144,7 @@ int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys)
 	}
 	s->send_hp = keys->send_hp;
 	s->recv_hp = keys->recv_hp;
+	s->join_key = keys->join;
 	memzero_explicit(keys, sizeof(*keys));
 	if (!ret) /* pairs with the acquire in ftv_session_keyed() */
 		smp_store_release(&s->keyed, true);
@@ -163,6 +164,7 @@ void ftv_session_wipe_keys(struct ftv_session *s)
 	s->recv_tfm = NULL;
 	memzero_explicit(&s->send_hp, sizeof(s->send_hp));
 	memzero_explicit(&s->recv_hp, sizeof(s->recv_hp));
+	memzero_explicit(&s->join_key, sizeof(s->join_key));
 }
 
 /**

@@ -33,6 +33,7 @@ struct crypto_aead;
  * @recv_tfm: AEAD keyed for the peer's direction
  * @send_hp: masks the counters we send
  * @recv_hp: unmasks the counters we receive
+ * @join_key: makes the tokens of the connections that join the session
  * @replay: replay window for @recv_tfm's counters
  * @handshake: key exchange state while it runs
  * @init_msg: initiator: the prepared initiation payload, shaped if the
@@ -56,6 +57,7 @@ struct ftv_session {
 	struct crypto_aead *recv_tfm;
 	siphash_key_t send_hp;
 	siphash_key_t recv_hp;
+	siphash_key_t join_key;
 	struct ftv_replay replay;
 	struct ftv_handshake handshake;
 	u8 init_msg[FTV_SHAPED_LEN(FTV_INIT_MAX)];

@@ -101,13 +101,14 @@ def vectors():
     ck, tau, k = kdf(ck, psk, 3)
     h = H(h, tau)
     resp = e_r_pub + aead(k, b"", h)
-    t_ir, t_ri, hp = kdf(ck, b"", 3)
+    t_ir, t_ri, hp, join = kdf(ck, b"", 4)
     return {
         "kat_initiator_static": s_i, "kat_responder_static": s_r,
         "kat_initiator_ephemeral": e_i, "kat_responder_ephemeral": e_r,
         "kat_initiator_ephemeral_public": e_i_pub, "kat_psk": psk,
         "kat_timestamp": ts, "kat_init": init, "kat_resp": resp,
         "kat_key_i2r": t_ir, "kat_key_r2i": t_ri, "kat_hp": hp,
+        "kat_join": join,
     }
 
 

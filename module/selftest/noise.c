@@ -100,6 +100,13 @@ static const u8 kat_hp[32] __initconst = {
 	0xd5, 0x7c, 0x16, 0x6b, 0xe2, 0xdb, 0x68, 0xa3,
 };
 
+static const u8 kat_join[32] __initconst = {
+	0x5b, 0x8c, 0xb3, 0x9b, 0x40, 0x2a, 0x20, 0x0d,
+	0xcb, 0xc1, 0x54, 0xcb, 0xe0, 0xa2, 0xe1, 0x26,
+	0xe6, 0x0c, 0xaf, 0xdf, 0x6e, 0x06, 0xb2, 0xdf,
+	0x26, 0x69, 0xcb, 0x55, 0xcb, 0x94, 0x56, 0xb0,
+};
+
 static bool __init kat_equal(const char *what, const u8 *got,
 			     const u8 *want, size_t len)
 {
@@ -167,7 +174,10 @@ bool __init ftv_noise_selftest(void)
 	     kat_equal("responder keys", rkeys.recv, ikeys.send, FTV_KEY_SIZE) &&
 	     kat_equal("responder keys", rkeys.send, ikeys.recv, FTV_KEY_SIZE) &&
 	     kat_equal("responder counter keys", (u8 *)&rkeys.recv_hp,
-		       (u8 *)&ikeys.send_hp, 16);
+		       (u8 *)&ikeys.send_hp, 16) &&
+	     kat_equal("join key", (u8 *)&ikeys.join, kat_join, 16) &&
+	     kat_equal("responder join key", (u8 *)&rkeys.join,
+		       (u8 *)&ikeys.join, 16);
 	memzero_explicit(&ikeys, sizeof(ikeys));
 	memzero_explicit(&rkeys, sizeof(rkeys));
 	if (ok)
