@@ -86,7 +86,7 @@ static void conn_release(struct ftv_conn *conn)
 	struct ftv_device *fdev = conn->device;
 
 	wait_jobs(conn);
-	ftv_session_destroy(conn->session);
+	ftv_session_put(conn->session);
 	dst_cache_destroy(&conn->dst_cache);
 	if (conn->port)
 		sock_release(conn->port);
@@ -151,7 +151,6 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
 		return NULL;
-	links.jobs = &conn->jobs;
 	if (dst_cache_init(&conn->dst_cache, gfp))
 		goto free_conn;
 	conn->session = ftv_session_create(&links, gfp);

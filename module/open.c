@@ -349,12 +349,14 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
  *
  * Each message passes the replay check and updates both TCP streams'
  * state before its packet goes to the connection's cell; what failed is
- * dropped and counted. Drops the job's hold on its connection.
+ * dropped and counted. Drops the job's holds on its connection and on
+ * its session.
  */
 void ftv_open_finish_job(struct sk_buff *head)
 {
 	struct ftv_cb *cb = FTV_CB(head);
 	struct ftv_conn *conn = cb->conn;
+	struct ftv_session *s = conn->session;
 	bool ok = atomic_read(&cb->state) == FTV_JOB_DONE &&
 		  READ_ONCE(conn->state) != FTV_CONN_DEAD;
 	struct sk_buff *skb, *next = cb->more;
@@ -388,7 +390,9 @@ void ftv_open_finish_job(struct sk_buff *head)
 		maybe_ack(conn);
 		maybe_rekey(conn);
 	}
+	/* The session outlives the connection's last hold by its own. */
 	ftv_job_release(&conn->jobs);
+	ftv_job_release(&s->jobs);
 }
 
 /**
@@ -429,6 +433,8 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 	struct ftv_device *fdev = conn->device;
 	enum ftv_queued queued;
 
+	/* The job holds its connection; its queue holds the session. */
+	ftv_job_hold(&conn->jobs);
 	queued = ftv_serial_add(&conn->session->rx_queue, head, conn, segs,
 				NULL);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
@@ -436,6 +442,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		ftv_fec_dropped_here(&conn->session->fec, segs);
 		kfree_skb_list(FTV_CB(head)->more);
 		kfree_skb(head);
+		ftv_job_release(&conn->jobs);
 		return;
 	}
 	if (ftv_queue_inline(queued, segs)) {

@@ -23,12 +23,14 @@
  * on an idle connection: the producer does the crypto itself and hands the
  * job on at once, through the same queue (ftv_queue_inline()).
  *
- * Lifetimes: a job holds its connection through the count the serial
- * queue was given (ftv_job_hold()), from ftv_serial_add() until the job is
- * handed on; a worker holds one more while it marks a job done and
- * drains, since the job can be handed on and its hold released by
- * another CPU meanwhile. The connection is freed only once the count is
- * zero (conn.c). This file knows nothing else of connections: the
+ * Lifetimes: a job holds the owner of its serial queue (a session,
+ * session.c) through the count the queue was given (ftv_job_hold()), from
+ * ftv_serial_add() until the job is handed on; a worker holds one more
+ * while it marks a job done and drains, since the job can be handed on
+ * and its hold released by another CPU meanwhile. The owner is freed
+ * only once the count is zero. The job's connection is held by the
+ * producer, for as long (send.c, open.c). This file knows nothing else of
+ * connections: the
  * direction's owner (send.c, open.c) gives it the crypto step, the
  * hand-on step and the way from a job to its serial queue.
  */
@@ -45,9 +47,9 @@ static void serial_work(struct work_struct *work);
 /**
  * ftv_serial_init - an empty serial queue
  * @serial: the queue
- * @finish: hands one job on and releases its hold on the connection
+ * @finish: hands one job on and releases its hold on the queue's owner
  *	(ftv_job_release(@holds)); called with bottom halves off
- * @holds: the connection's count of holds
+ * @holds: the count of holds of the queue's owner
  * @cpu: the CPU that hands the jobs on, or -1 for whichever finishes one
  */
 void ftv_serial_init(struct ftv_serial *serial,
@@ -80,7 +82,7 @@ void ftv_serial_uninit(struct ftv_serial *serial)
  * ftv_serial_add - put a job at the tail of a connection's queue
  * @serial: the queue, one of @conn's
  * @head: the job's head skb
- * @conn: its connection; the job holds it from here on
+ * @conn: its connection, which the caller holds for the job
  * @segs: segments the job carries (on the wire, for a transmit job: FEC's
  *	repair messages included); its queue holds at most
  *	FTV_QUEUE_MAX_SEGS of them, in at most FTV_QUEUE_MAX_JOBS jobs

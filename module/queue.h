@@ -57,7 +57,8 @@ enum ftv_open_result {
 
 /**
  * struct ftv_cb - ftv's use of skb->cb while a packet is queued
- * @conn: job head only: the connection, held by its job count
+ * @conn: job head only: the connection, held by its count of jobs (the
+ *	producer's hold)
  * @more: job head only: the job's other segments, linked by ->next
  *	(the head itself is linked into its serial queue). For a transmit
  *	job that was a GSO superpacket: all the sealed segments, the head
@@ -118,8 +119,8 @@ struct ftv_cb {
  *	them (serial_drain() in queue.c)
  * @finish: hands one job on (sends it, or delivers its packets) and
  *	releases its hold (ftv_job_release())
- * @holds: the count of holds on the queue's connection, which waits for
- *	it to reach zero before it is freed (conn.c)
+ * @holds: the count of holds on the queue's owner (a session), which
+ *	waits for it to reach zero before it is freed (session.c)
  * @cpu: the CPU that hands the jobs on, or -1 for any
  * @work: runs the hand-over on @cpu
  */
@@ -194,10 +195,11 @@ static inline void ftv_job_done(struct sk_buff *head, enum ftv_job_state state)
 }
 
 /*
- * A hold on a job's connection: the job's own, from ftv_serial_add() to
- * its hand-on, and a worker's while it marks a job done and drains. The
- * connection is freed once the count is zero; the waiter frees it as
- * soon as it sees zero, so the wake-up goes through the address alone.
+ * A hold on what a job needs: the job's own on its queue's owner, from
+ * ftv_serial_add() to its hand-on, a worker's while it marks a job done
+ * and drains, and the producer's on the job's connection. What is held is
+ * freed once its count is zero; the waiter frees it as soon as it sees
+ * zero, so the wake-up goes through the address alone.
  */
 static inline void ftv_job_hold(atomic_t *holds)
 {

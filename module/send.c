@@ -779,7 +779,7 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
  * @head: the job, off its connection's serial queue (queue.c)
  *
  * Or drop it, if sealing failed or the connection is gone. Drops the
- * job's hold on its connection.
+ * job's holds on its connection and on its session.
  */
 void ftv_send_finish_job(struct sk_buff *head)
 {
@@ -788,6 +788,7 @@ void ftv_send_finish_job(struct sk_buff *head)
 	struct sk_buff *sealed = cb->more ?: head;
 	unsigned int segs = cb->segs, bytes = cb->tx.bytes;
 	struct ftv_conn *conn = cb->conn;
+	struct ftv_session *s = conn->session;
 	int state = READ_ONCE(conn->state);
 	unsigned int unit = cb->fec_k ? 1 : U16_MAX;
 
@@ -813,7 +814,9 @@ void ftv_send_finish_job(struct sk_buff *head)
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
 	}
+	/* The session outlives the connection's last hold by its own. */
 	ftv_job_release(&conn->jobs);
+	ftv_job_release(&s->jobs);
 }
 
 /**
@@ -866,12 +869,15 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	cb->fec_k = k;
 	cb->fec_m = m;
 	cb->tx.bytes = data ? skb->len : 0;
+	/* The job holds its connection; its queue holds the session. */
+	ftv_job_hold(&conn->jobs);
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
 		 ftv_serial_add(&conn->session->tx_queue, skb, conn, segs,
 				&conn->session->send_counter);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, tx_dropped, segs);
 		kfree_skb(skb);
+		ftv_job_release(&conn->jobs);
 		return;
 	}
 	if (ftv_queue_inline(queued, segs)) {

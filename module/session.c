@@ -63,11 +63,12 @@ struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 	if (!s)
 		return NULL;
 	s->dev = links->dev;
+	kref_init(&s->refcount);
 	ftv_replay_init(&s->replay);
 	skb_queue_head_init(&s->early);
-	ftv_serial_init(&s->tx_queue, ftv_send_finish_job, links->jobs,
+	ftv_serial_init(&s->tx_queue, ftv_send_finish_job, &s->jobs,
 			links->cpu);
-	ftv_serial_init(&s->rx_queue, ftv_open_finish_job, links->jobs, -1);
+	ftv_serial_init(&s->rx_queue, ftv_open_finish_job, &s->jobs, -1);
 	s->cell = links->cell;
 	ftv_fec_conn_init(&s->fec, links->fec_stats, links->fec_setting,
 			  links->fec_rx_count, links->dev, links->local_port,
@@ -77,15 +78,19 @@ struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 	return s;
 }
 
-/**
- * ftv_session_destroy - free the session and what it owns; its keys are
- *	zeroed with it
- * @s: a session no job holds any more, or NULL
- */
-void ftv_session_destroy(struct ftv_session *s)
+/* Until no job holds @s (queue.c): they end without sleeping. */
+static void wait_jobs(struct ftv_session *s)
 {
-	if (!s)
-		return;
+	wait_var_event(&s->jobs, !atomic_read(&s->jobs));
+}
+
+/* The last carrier let go: free the session, its keys zeroed with it. */
+static void session_release(struct kref *kref)
+{
+	struct ftv_session *s = container_of(kref, struct ftv_session,
+					     refcount);
+
+	wait_jobs(s);
 	ftv_serial_uninit(&s->tx_queue);
 	ftv_serial_uninit(&s->rx_queue);
 	ftv_fec_conn_uninit(&s->fec);
@@ -94,6 +99,31 @@ void ftv_session_destroy(struct ftv_session *s)
 	ftv_crypto_free(s->recv_tfm);
 	pr_debug("%s: session destroyed\n", s->dev->name);
 	kfree_sensitive(s);
+}
+
+/**
+ * ftv_session_get - one more carrier of @s
+ * @s: a session the caller holds a reference on
+ *
+ * Return: @s.
+ */
+struct ftv_session *ftv_session_get(struct ftv_session *s)
+{
+	kref_get(&s->refcount);
+	return s;
+}
+
+/**
+ * ftv_session_put - a carrier lets go of @s
+ * @s: the session, or NULL
+ *
+ * The last one frees it once no job holds it. May sleep.
+ */
+void ftv_session_put(struct ftv_session *s)
+{
+	might_sleep();
+	if (s)
+		kref_put(&s->refcount, session_release);
 }
 
 /**
@@ -153,10 +183,14 @@ int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys)
 
 /**
  * ftv_session_wipe_keys - forget the keys of a session nobody uses now
- * @s: a retired session no job holds any more
+ * @s: a retired session: no job is queued for it any more, and those
+ *	queued before are waited for
+ *
+ * May sleep.
  */
 void ftv_session_wipe_keys(struct ftv_session *s)
 {
+	wait_jobs(s);
 	ftv_fec_conn_retire(&s->fec);
 	ftv_crypto_free(s->send_tfm);
 	ftv_crypto_free(s->recv_tfm);

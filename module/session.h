@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A session: one key exchange and everything that hangs off its keys.
- * For now each connection carries exactly one session, which it creates
- * and destroys (conn->session); the session is its own object so that
- * several fake TCP connections can come to share one
- * (docs/design-flows.md).
+ * A session is counted: each connection that carries it holds a
+ * reference (conn->session). For now each connection creates its own,
+ * and is its only holder; the count is there so that several fake TCP
+ * connections can come to share one (docs/design-flows.md).
  */
 
 #ifndef _FTV_SESSION_H
@@ -18,6 +18,7 @@
 #include "shape.h"
 
 #include <linux/atomic.h>
+#include <linux/kref.h>
 #include <linux/skbuff.h>
 #include <linux/siphash.h>
 
@@ -48,6 +49,10 @@ struct crypto_aead;
  * @established: jiffies when the keys were installed, for the renewal
  *	and reject limits
  * @dev: the device, for the debug messages that count sessions
+ * @jobs: holds on the session's queues: each queued job's, and a crypt
+ *	worker's while it marks a job done (queue.c); the keys and the
+ *	session wait for zero
+ * @refcount: held by each connection that carries the session
  */
 struct ftv_session {
 	bool keyed;
@@ -69,11 +74,12 @@ struct ftv_session {
 	struct ftv_fec_conn fec;
 	unsigned long established;
 	struct net_device *dev;
+	atomic_t jobs;
+	struct kref refcount;
 };
 
 /**
  * struct ftv_session_links - what a session is given when it is set up
- * @jobs: the carrier's count of queued jobs (queue.c)
  * @cell: the NAPI cell to deliver through
  * @cpu: the CPU that hands sealed jobs on
  * @fec_stats: the peer's FEC counters
@@ -84,7 +90,6 @@ struct ftv_session {
  * @remote_port: the peer's outer port, likewise
  */
 struct ftv_session_links {
-	atomic_t *jobs;
 	struct ftv_cell *cell;
 	int cpu;
 	struct ftv_fec_stats *fec_stats;
@@ -97,7 +102,8 @@ struct ftv_session_links {
 
 struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 				       gfp_t gfp);
-void ftv_session_destroy(struct ftv_session *s);
+struct ftv_session *ftv_session_get(struct ftv_session *s);
+void ftv_session_put(struct ftv_session *s);
 int ftv_session_prepare_keys(struct ftv_session *s);
 int ftv_session_set_keys(struct ftv_session *s, struct ftv_session_keys *keys);
 void ftv_session_wipe_keys(struct ftv_session *s);
