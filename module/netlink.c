@@ -48,6 +48,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_REPAIR] =
 		NLA_POLICY_RANGE(NLA_U8, 1, FTV_FEC_MAX_REPAIR),
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_REJECT },
+	[FTV_PEER_A_FLOWS] = NLA_POLICY_RANGE(NLA_U8, 1, FTV_MAX_FLOWS),
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -282,6 +283,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	    nla_put_u64_64bit(skb, FTV_PEER_A_TX_BYTES,
 			      atomic64_read(&peer->tx_bytes), FTV_PEER_A_PAD) ||
 	    nla_put_u8(skb, FTV_PEER_A_STATE, state) ||
+	    nla_put_u8(skb, FTV_PEER_A_FLOWS, READ_ONCE(peer->flows)) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
 	    put_fec(skb, peer))
 		return -EMSGSIZE;
@@ -946,6 +948,8 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 				 nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) : 0,
 				 tb[FTV_PEER_A_FEC_REPAIR] ?
 				 nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
+	if (tb[FTV_PEER_A_FLOWS])
+		ftv_peer_set_flows(peer, nla_get_u8(tb[FTV_PEER_A_FLOWS]));
 	apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
 			 flags & FTV_PEER_F_REPLACE_ALLOWEDIPS, &reserve);
 out:

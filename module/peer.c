@@ -47,6 +47,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	INIT_LIST_HEAD(&peer->allowedips_list);
 	INIT_LIST_HEAD(&peer->conns);
 	ftv_peer_set_fec(peer, FTV_FEC_AUTO, 0, 0);
+	ftv_peer_set_flows(peer, 1);
 	skb_queue_head_init(&peer->staged);
 	kref_init(&peer->refcount);
 	ftv_timers_init(peer);
@@ -280,6 +281,17 @@ void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
 		repair = 0;
 	}
 	WRITE_ONCE(peer->fec_setting, ftv_fec_pack(mode, data, repair));
+}
+
+/**
+ * ftv_peer_set_flows - change how many fake TCP connections a session
+ *	of the peer is to keep up
+ * @peer: the peer
+ * @flows: 1 to FTV_MAX_FLOWS (netlink's policy checks it)
+ */
+void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows)
+{
+	WRITE_ONCE(peer->flows, clamp_t(u8, flows, 1, FTV_MAX_FLOWS));
 }
 
 /* Returns whether the peer moved from a known endpoint. */

@@ -98,6 +98,9 @@ struct ftv_endpoint {
  * @had_session: a session was established since the last loss, so the
  *	next one is a renewal
  * @persistent_keepalive: keepalive interval in seconds; 0 = off
+ * @flows: fake TCP connections to keep up per session when dialling, 1 to
+ *	FTV_MAX_FLOWS; written by ftv_peer_set_flows() only, read with
+ *	READ_ONCE() (only the first carries data yet: docs/design-flows.md)
  * @last_sent: jiffies when data was last sent
  * @rx_bytes: inner bytes received
  * @tx_bytes: inner bytes sent
@@ -138,6 +141,7 @@ struct ftv_peer {
 	bool path_dead;
 	bool had_session;
 	u16 persistent_keepalive;
+	u8 flows;
 	unsigned long last_sent;
 	atomic64_t rx_bytes;
 	atomic64_t tx_bytes;
@@ -160,6 +164,7 @@ void ftv_peer_put(struct ftv_peer *peer);
 int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk);
 void ftv_peer_set_keepalive(struct ftv_peer *peer, u16 seconds);
 void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair);
+void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows);
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);

@@ -157,7 +157,7 @@ DEFAULT_TYPES = {
     "rx_bytes": "u64", "tx_bytes": "u64", "state": "u8",
     "family": "u16", "ipaddr": "ip", "cidr_mask": "u8",
     "shape": "u8", "fec_mode": "u8",
-    "fec_data": "u8", "fec_repair": "u8",
+    "fec_data": "u8", "fec_repair": "u8", "flows": "u8",
 }
 
 

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 43
+ktap_plan 46
 ftv_require
 
 # nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
@@ -167,6 +167,14 @@ nl_expect "fec K:M with auto: EINVAL" EINVAL "fixed" \
 nl_expect "fec 8:2 is accepted" 0 "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" fec_mode=2 \
 	fec_data=8 fec_repair=2 '}'
+
+# ---- flows: 1 to FTV_MAX_FLOWS (8)
+nl_expect "flows 0: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=0 '}'
+nl_expect "flows 9: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=9 '}'
+nl_expect "flows 8 is accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=8 '}'
 
 # ---- a peer too big for one dump message (review of 891c642: the dump
 # restarted such a peer forever); ftvctl sends the list in parts

@@ -19,7 +19,7 @@ _ftvctl()
 	_init_completion || return
 
 	local commands="show showconf set setconf syncconf peer monitor genkey genpsk pubkey help"
-	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec"
+	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec flows"
 
 	if ((cword == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
@@ -76,6 +76,8 @@ _ftvctl()
 			elif [[ $prev == fec ]]; then
 				# K:M is any ratio; these are examples of it.
 				mapfile -t COMPREPLY < <(compgen -W "off auto 16:2 8:2" -- "$cur")
+			elif [[ $prev == flows ]]; then
+				mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8" -- "$cur")
 			fi
 		fi
 		;;

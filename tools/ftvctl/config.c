@@ -112,6 +112,12 @@ static bool parse_peer_fec(struct reader *r, const char *value)
 	return parse_fec(&r->peer->fec, value);
 }
 
+static bool parse_peer_flows(struct reader *r, const char *value)
+{
+	r->peer->flags |= PEER_HAS_FLOWS;
+	return parse_flows(&r->peer->flows, value);
+}
+
 static const struct key keys[] = {
 	{ "PrivateKey", SECTION_INTERFACE, parse_private_key, false },
 	{ "ListenPort", SECTION_INTERFACE, parse_listen_port, false },
@@ -124,6 +130,7 @@ static const struct key keys[] = {
 	{ "AllowedIPs", SECTION_PEER, parse_peer_allowedips, true },
 	{ "PersistentKeepalive", SECTION_PEER, parse_peer_keepalive, false },
 	{ "FEC", SECTION_PEER, parse_peer_fec, false },
+	{ "Flows", SECTION_PEER, parse_peer_flows, false },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -389,6 +396,8 @@ static void write_peer(FILE *f, const struct peer *peer)
 		fec_to_string(fec, peer->fec);
 		fprintf(f, "FEC = %s\n", fec);
 	}
+	if (peer_flows(peer) != FLOWS_DEFAULT)
+		fprintf(f, "Flows = %u\n", peer->flows);
 }
 
 void config_write(FILE *f, const struct device *dev)

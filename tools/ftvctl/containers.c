@@ -160,6 +160,11 @@ bool endpoint_equal(const union endpoint *a, const union endpoint *b)
 	return true;
 }
 
+uint8_t peer_flows(const struct peer *peer)
+{
+	return peer->flags & PEER_HAS_FLOWS ? peer->flows : FLOWS_DEFAULT;
+}
+
 struct fec peer_fec(const struct peer *peer)
 {
 	return peer->flags & PEER_HAS_FEC ? peer->fec : FEC_DEFAULT;

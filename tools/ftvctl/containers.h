@@ -45,7 +45,11 @@ enum {
 	PEER_HAS_FEC = 1U << 6,
 	/* Read back only: the kernel reported FTV_PEER_A_FEC_STATS. */
 	PEER_HAS_FEC_STATS = 1U << 7,
+	PEER_HAS_FLOWS = 1U << 8,
 };
+
+/* The flows of a peer that was never given a setting. */
+#define FLOWS_DEFAULT 1
 
 /* Forward error correction: a setting, and what it does now. */
 struct fec {
@@ -83,6 +87,7 @@ struct peer {
 	union endpoint endpoint;
 	uint16_t persistent_keepalive;
 	struct fec fec;
+	uint8_t flows;		/* 1 to FTV_MAX_FLOWS */
 	struct allowedip *first_allowedip, *last_allowedip;
 
 	/* State, only ever read back from the kernel. */
@@ -149,6 +154,8 @@ struct fec peer_fec(const struct peer *peer);
 bool fec_equal(struct fec a, struct fec b);
 /* "off", "auto" or "K:M" */
 void fec_to_string(char buf[FEC_STRLEN], struct fec fec);
+/* The flows of @peer: the ones it was given, or FLOWS_DEFAULT. */
+uint8_t peer_flows(const struct peer *peer);
 /*
  * Whether two peers route the same prefixes, in any order, host bits
  * ignored as the kernel ignores them. Returns -ENOMEM, or 1 or 0.

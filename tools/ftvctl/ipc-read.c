@@ -54,6 +54,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_DATA] = { .type = NLA_U8 },
 	[FTV_PEER_A_FEC_REPAIR] = { .type = NLA_U8 },
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
+	[FTV_PEER_A_FLOWS] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
@@ -219,6 +220,10 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	if (tb[FTV_PEER_A_STATE])
 		peer->state = nla_get_u8(tb[FTV_PEER_A_STATE]);
 	read_fec(peer, tb);
+	if (tb[FTV_PEER_A_FLOWS]) {
+		peer->flows = nla_get_u8(tb[FTV_PEER_A_FLOWS]);
+		peer->flags |= PEER_HAS_FLOWS;
+	}
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
 		return -EBADMSG;

@@ -168,6 +168,8 @@ static int put_peer(struct nl_msg *msg, const struct request *req)
 	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
 		NLA_PUT_U16(msg, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			    peer->persistent_keepalive);
+	if (peer->flags & PEER_HAS_FLOWS)
+		NLA_PUT_U8(msg, FTV_PEER_A_FLOWS, peer->flows);
 	if ((peer->flags & PEER_HAS_FEC) && put_fec(msg, &peer->fec))
 		goto nla_put_failure;
 	/* With the replace flag an empty list means "none", so send it too. */

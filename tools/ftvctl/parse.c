@@ -114,6 +114,19 @@ bool parse_keepalive(uint16_t *seconds, const char *value)
 	return true;
 }
 
+bool parse_flows(uint8_t *flows, const char *value)
+{
+	unsigned long n;
+
+	if (!parse_ulong(&n, value, 10, FTV_MAX_FLOWS) || !n) {
+		print_error("'%s' is not a number of flows (1 to %d)", value,
+			    FTV_MAX_FLOWS);
+		return false;
+	}
+	*flows = n;
+	return true;
+}
+
 /* Whether @value is "K:M", two decimal numbers. */
 static bool split_fec_ratio(unsigned long *k, unsigned long *m,
 			    const char *value)

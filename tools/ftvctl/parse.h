@@ -18,6 +18,7 @@ bool parse_fwmark(uint32_t *fwmark, const char *value);
 bool parse_keepalive(uint16_t *seconds, const char *value);
 /* "off", "auto" or "K:M" */
 bool parse_fec(struct fec *fec, const char *value);
+bool parse_flows(uint8_t *flows, const char *value);
 /* "on" or "off" */
 bool parse_shape(bool *shape, const char *value);
 bool parse_endpoint(union endpoint *ep, const char *value);

@@ -28,6 +28,7 @@ static void usage(FILE *out)
 		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>]\n"
 		"           [allowed-ips <cidr>[,<cidr>...]] [preshared-key <file>]\n"
 		"           [persistent-keepalive <seconds> | off] [fec off | auto | <K>:<M>]\n"
+		"           [flows <1-8>]\n"
 		"       %1$s peer set <interface> <public-key> [the options of add]\n"
 		"       %1$s peer del <interface> <public-key>\n",
 		PROG_NAME);
@@ -66,6 +67,10 @@ static bool peer_option(struct peer *peer, const struct peer_op *op,
 	if (!strcmp(option, "fec")) {
 		peer->flags |= PEER_HAS_FEC;
 		return parse_fec(&peer->fec, value);
+	}
+	if (!strcmp(option, "flows")) {
+		peer->flags |= PEER_HAS_FLOWS;
+		return parse_flows(&peer->flows, value);
 	}
 	print_error("peer %s: unknown option '%s'", op->name, option);
 	usage(stderr);

@@ -155,6 +155,23 @@ static void fec_changes(struct peer *change, const struct peer *want,
 }
 
 /*
+ * Flows, as FEC: left out of the file, the default; a kernel that reports
+ * none (an older module) is only given a setting the file names.
+ */
+static void flows_changes(struct peer *change, const struct peer *want,
+			  const struct peer *have)
+{
+	if (!(have->flags & PEER_HAS_FLOWS)) {
+		if (!(want->flags & PEER_HAS_FLOWS))
+			return;
+	} else if (peer_flows(want) == have->flows) {
+		return;
+	}
+	change->flows = peer_flows(want);
+	change->flags |= PEER_HAS_FLOWS;
+}
+
+/*
  * What of @want differs from @have, in @change. An endpoint is only set
  * when the file gives one: the kernel reports the address a peer last
  * spoke from, which for a peer that only answers is not configuration.
@@ -186,6 +203,7 @@ static int peer_changes(struct peer *change, const struct peer *want,
 		change->flags |= PEER_REPLACE_ALLOWEDIPS;
 	}
 	fec_changes(change, want, have);
+	flows_changes(change, want, have);
 	psk_changes(change, want, have, keys_reported);
 	return change->flags != PEER_HAS_PUBLIC_KEY;
 }

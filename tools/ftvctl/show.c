@@ -176,6 +176,8 @@ static void print_peer_text(const struct peer *peer)
 		       peer->persistent_keepalive,
 		       peer->persistent_keepalive == 1 ? "" : "s");
 	print_fec_text(peer);
+	if ((peer->flags & PEER_HAS_FLOWS) && peer->flows != FLOWS_DEFAULT)
+		printf("  flows: %u\n", peer->flows);
 	print_drops_text(&peer->drops);
 }
 
@@ -404,6 +406,11 @@ static void print_peer_json(const struct peer *peer)
 	out(state_name(peer->state));
 	out_lit("\", \"fec\": ");
 	print_fec_json(peer);
+	/* null from a module that does not report it */
+	if (peer->flags & PEER_HAS_FLOWS)
+		out_field(false, "flows", peer->flows);
+	else
+		out_lit(", \"flows\": null");
 	out(peer->next ? "},\n" : "}\n");
 	line_flush();
 }

@@ -141,6 +141,7 @@ enum ftv_peer_attr {
 	FTV_PEER_A_FEC_DATA,		/* u8, K: data segments per group */
 	FTV_PEER_A_FEC_REPAIR,		/* u8, M: repair segments per group */
 	FTV_PEER_A_FEC_STATS,		/* nest, enum ftv_fec_stats_attr; get only */
+	FTV_PEER_A_FLOWS,		/* u8, 1 to FTV_MAX_FLOWS */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -156,6 +157,9 @@ enum ftv_fec_mode {
 /* Limits of FTV_PEER_A_FEC_DATA and FTV_PEER_A_FEC_REPAIR */
 #define FTV_FEC_MAX_DATA	64
 #define FTV_FEC_MAX_REPAIR	16
+
+/* Limit of FTV_PEER_A_FLOWS */
+#define FTV_MAX_FLOWS		8
 
 /* FTV_PEER_A_FEC_STATS */
 enum ftv_fec_stats_attr {

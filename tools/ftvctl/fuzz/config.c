@@ -54,6 +54,7 @@ static bool peer_same(const struct peer *a, const struct peer *b)
 	       (!ep_a || endpoint_equal(&a->endpoint, &b->endpoint)) &&
 	       a->persistent_keepalive == b->persistent_keepalive &&
 	       fec_equal(peer_fec(a), peer_fec(b)) &&
+	       peer_flows(a) == peer_flows(b) &&
 	       peer_allowedips_equal(a, b) == 1;
 }
 

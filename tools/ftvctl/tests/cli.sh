@@ -101,6 +101,10 @@ expect_fail "peer: keepalive out of range" "'65536' is not a keepalive" \
 	-- peer add ftv0 "$alice_pub" persistent-keepalive 65536
 expect_fail "peer: a bad pre-shared key file is named" "$TMP/bad.key" \
 	-- peer add ftv0 "$alice_pub" preshared-key "$TMP/bad.key"
+expect_fail "peer: flows 0 refused" "'0' is not a number of flows (1 to 8)" \
+	-- peer add ftv0 "$alice_pub" flows 0
+expect_fail "peer: flows 9 refused" "'9' is not a number of flows (1 to 8)" \
+	-- peer set ftv0 "$alice_pub" flows 9
 expect_fail "peer: fec 0:1, K too small" "FEC '0:1': K, the data segments per group, must be 1 to 64" \
 	-- peer add ftv0 "$alice_pub" fec 0:1
 expect_fail "peer: fec 65:1, K too large" "FEC '65:1': K, .* must be 1 to 64" \
@@ -155,13 +159,15 @@ assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later
 assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
-	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats"]
+	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
+	"flows"]
 assert list(p[0]["drops"]) == drops + later
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
 	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}
 assert p[1]["fec"] == "8:4" and p[1]["fec_stats"]["active"] is False
 assert p[2]["fec"] is None and p[2]["fec_stats"] is None
+assert p[0]["flows"] == 4 and p[1]["flows"] == 1 and p[2]["flows"] is None
 assert p[1]["endpoint"] == "[fd00::1]:443"
 assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
@@ -181,6 +187,8 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, 0 groups lost$" "$TMP/text" &&
 	grep -q "^  fec: 8:4 (peer has no FEC)$" "$TMP/text" &&
 	[ "$(grep -c "^  fec: " "$TMP/text")" = 2 ] &&
+	grep -q "^  flows: 4$" "$TMP/text" &&
+	[ "$(grep -c "^  flows: " "$TMP/text")" = 1 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	ktap_rc $? "show: text output"
 fi

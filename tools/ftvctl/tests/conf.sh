@@ -257,6 +257,56 @@ requests "syncconf: a module without FEC is given the FEC the file names" \
 	"set_peer key=3p7bfXt9 fec=16:3" \
 	syncconf "$CONF/server.conf" "$TMP/fec3.conf" --no-fec
 
+# ---- Flows
+
+cat >"$TMP/flows.conf" <<EOF
+[Interface]
+ListenPort = 443
+[Peer]
+PublicKey = $LAPTOP
+Flows = 4
+[Peer]
+PublicKey = $OFFICE
+flows=1
+EOF
+cat >"$TMP/flows.expected" <<EOF
+[Interface]
+ListenPort = 443
+
+[Peer]
+PublicKey = $LAPTOP
+Flows = 4
+
+[Peer]
+PublicKey = $OFFICE
+EOF
+"$HERE/config-test" "$TMP/flows.conf" >"$TMP/out" &&
+	diff -u "$TMP/flows.expected" "$TMP/out" | sed 's/^/# /'
+[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/flows.expected" "$TMP/out"
+ktap_rc $? "Flows: written back only when not the default 1"
+"$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
+ktap_rc $? "Flows: what is written reads back the same (round trip)"
+refused "Flows 0 refused, line quoted" "bad.conf:3: '0' is not a number of flows (1 to 8)" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Flows = 0
+EOF
+refused "Flows 9 refused" "bad.conf:3: '9' is not a number of flows (1 to 8)" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Flows = 9
+EOF
+requests "setconf: Flows is sent as the file gives it" \
+"set_device ftv0 listen-port=443 replace-peers
+new_peer key=3p7bfXt9 flows=4
+new_peer key=EBESExQV flows=1" setconf "$TMP/flows.conf"
+sed 's/^Flows = 4$/Flows = 2/; /^flows=1$/d' "$TMP/flows.conf" >"$TMP/flows2.conf"
+requests "syncconf: changed Flows is a change; left out, it goes back to 1" \
+	"set_peer key=3p7bfXt9 flows=2" syncconf "$TMP/flows.conf" "$TMP/flows2.conf"
+requests "syncconf: a module without flows is given the Flows the file names" \
+	"set_peer key=3p7bfXt9 flows=2" \
+	syncconf "$TMP/flows.conf" "$TMP/flows2.conf" --no-fec
+
 # ---- many peers
 
 # peers N [EXTRA] : a file of N peers with one /32 each; EXTRA is appended

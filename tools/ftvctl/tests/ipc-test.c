@@ -107,6 +107,7 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_ESTABLISHED);
 	nla_put_u8(msg, FTV_PEER_A_FEC_MODE, FTV_FEC_AUTO);
 	put_fec_stats(msg, true, 16, 2);
+	nla_put_u8(msg, FTV_PEER_A_FLOWS, 4);
 	nla_nest_end(msg, peer);
 }
 
@@ -126,6 +127,7 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		nla_put_u8(msg, FTV_PEER_A_FEC_DATA, 8);
 		nla_put_u8(msg, FTV_PEER_A_FEC_REPAIR, 4);
 		put_fec_stats(msg, false, 0, 0);
+		nla_put_u8(msg, FTV_PEER_A_FLOWS, 1);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (first_part)
@@ -336,8 +338,8 @@ static void test_request_peer_add(void)
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
 				      PEER_HAS_PRESHARED_KEY |
 				      PEER_HAS_PERSISTENT_KEEPALIVE |
-				      PEER_HAS_FEC,
-			     .fec = { FTV_FEC_FIXED, 16, 2 } };
+				      PEER_HAS_FEC | PEER_HAS_FLOWS,
+			     .fec = { FTV_FEC_FIXED, 16, 2 }, .flows = 3 };
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
 	struct allowedip ip4 = { .family = AF_INET, .cidr = 24 };
 	struct allowedip ip6 = { .family = AF_INET6, .cidr = 64 };
@@ -362,6 +364,7 @@ static void test_request_peer_add(void)
 	      nla_get_u8(tb[FTV_PEER_A_FEC_MODE]) == FTV_FEC_FIXED &&
 	      nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) == 16 &&
 	      nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) == 2 &&
+	      nla_get_u8(tb[FTV_PEER_A_FLOWS]) == 3 &&
 	      !tb[FTV_PEER_A_FLAGS] && tb[FTV_PEER_A_ALLOWEDIPS],
 	      "request: peer add carries every option, no flags");
 	if (msg && tb[FTV_PEER_A_ALLOWEDIPS])
@@ -386,7 +389,8 @@ static void test_request_peer_clear(void)
 	check(msg && request_peer(msg, tb) &&
 	      nla_get_u32(tb[FTV_PEER_A_FLAGS]) == FTV_PEER_F_REPLACE_ALLOWEDIPS &&
 	      tb[FTV_PEER_A_ALLOWEDIPS] && !nla_len(tb[FTV_PEER_A_ALLOWEDIPS]) &&
-	      !tb[FTV_PEER_A_ENDPOINT_PORT] && !tb[FTV_PEER_A_FEC_MODE],
+	      !tb[FTV_PEER_A_ENDPOINT_PORT] && !tb[FTV_PEER_A_FEC_MODE] &&
+	      !tb[FTV_PEER_A_FLOWS],
 	      "request: peer set allowed-ips \"\" replaces with nothing");
 	if (msg)
 		ipc_request_free(msg);

@@ -8,7 +8,8 @@
  *   sync-test syncconf HAVE.conf WANT.conf [--hidden-keys]
  *
  * --hidden-keys: the "kernel" reports no private or pre-shared keys.
- * --no-fec: it reports no FEC setting and no shaping (an older module);
+ * --no-fec: it reports no FEC setting, no flows and no shaping (an older
+ * module);
  * otherwise it reports both for every peer and the device, defaults
  * included, as a module that has them does.
  */
@@ -51,6 +52,8 @@ static void print_peer(const char *cmd, const struct peer *peer)
 		fec_to_string(buf, peer->fec);
 		printf(" fec=%s", buf);
 	}
+	if (peer->flags & PEER_HAS_FLOWS)
+		printf(" flows=%u", peer->flows);
 	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
 		printf(" replace-ips");
 	for (ip = peer->first_allowedip; ip; ip = ip->next) {
@@ -84,7 +87,8 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 		dev->flags |= DEVICE_HAS_SHAPE;
 		for (peer = dev->first_peer; peer; peer = peer->next) {
 			peer->fec = peer_fec(peer);
-			peer->flags |= PEER_HAS_FEC;
+			peer->flows = peer_flows(peer);
+			peer->flags |= PEER_HAS_FEC | PEER_HAS_FLOWS;
 		}
 	}
 	*devices = dev;
