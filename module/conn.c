@@ -192,6 +192,16 @@ void ftv_conn_free(struct ftv_conn *conn)
 	conn_release(conn);
 }
 
+/* The session takes no more joins once its opening connection is no
+ * longer live: its tokens leave the device's table now, a grace period
+ * before the session can be freed.
+ */
+static void stop_joins_locked(struct ftv_conn *conn)
+{
+	lockdep_assert_held(&conn->device->conn_lock);
+	ftv_join_window_stop(&conn->session->join);
+}
+
 /* Unhash and free after a grace period. */
 static void kill_locked(struct ftv_conn *conn)
 {
@@ -200,6 +210,7 @@ static void kill_locked(struct ftv_conn *conn)
 	lockdep_assert_held(&fdev->conn_lock);
 	if (conn->state == FTV_CONN_NEW || conn->state == FTV_CONN_DEAD)
 		return;
+	stop_joins_locked(conn);
 	set_state(conn, FTV_CONN_DEAD);
 	rhashtable_remove_fast(&fdev->conn_table, &conn->hash, conn_params);
 	list_del_init(&conn->peer_entry);
@@ -328,9 +339,33 @@ void ftv_conn_retire(struct ftv_conn *conn)
 		conn->retired_until = jiffies +
 				      msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
 		conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
+		stop_joins_locked(conn);
 		set_state(conn, FTV_CONN_RETIRED);
 		list_add_tail(&conn->gc_entry, &fdev->conn_retired);
 	}
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/**
+ * ftv_conn_peer_joins - the peer's hello says it opens or takes joins
+ * @conn: the connection it came on
+ *
+ * A responder's live session then expects the first joins' tokens. If
+ * they cannot go into the table (no memory), the session takes none: the
+ * initiator's joins go unanswered and it keeps to one connection.
+ */
+void ftv_conn_peer_joins(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_session *s = conn->session;
+
+	if (conn->is_initiator || READ_ONCE(s->join.table))
+		return;
+	spin_lock_bh(&fdev->conn_lock);
+	if (state_live(conn->state) && conn->state != FTV_CONN_RETIRED &&
+	    !s->join.table)
+		ftv_join_window_start(&s->join, &fdev->join_table,
+				      &fdev->conn_lock, &s->join_key);
 	spin_unlock_bh(&fdev->conn_lock);
 }
 
@@ -741,10 +776,18 @@ void ftv_conn_open(struct ftv_peer *peer)
  */
 int ftv_conn_table_init(struct ftv_device *fdev)
 {
+	int ret;
+
 	spin_lock_init(&fdev->conn_lock);
 	INIT_LIST_HEAD(&fdev->conn_retired);
 	atomic_set(&fdev->conn_count, 0);
-	return rhashtable_init(&fdev->conn_table, &conn_params);
+	ret = rhashtable_init(&fdev->conn_table, &conn_params);
+	if (ret)
+		return ret;
+	ret = ftv_join_table_init(&fdev->join_table);
+	if (ret)
+		rhashtable_destroy(&fdev->conn_table);
+	return ret;
 }
 
 /**
@@ -754,5 +797,6 @@ int ftv_conn_table_init(struct ftv_device *fdev)
 void ftv_conn_table_uninit(struct ftv_device *fdev)
 {
 	WARN_ON(atomic_read(&fdev->conn_count));
+	ftv_join_table_uninit(&fdev->join_table);
 	rhashtable_destroy(&fdev->conn_table);
 }

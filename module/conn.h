@@ -116,6 +116,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 bool ftv_conn_install(struct ftv_conn *conn);
 void ftv_conn_responded(struct ftv_conn *conn);
 void ftv_conn_retire(struct ftv_conn *conn);
+void ftv_conn_peer_joins(struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);
 void ftv_conn_kill_peer(struct ftv_peer *peer);
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,

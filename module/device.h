@@ -57,6 +57,8 @@ struct ftv_identity {
  *	connection's state and every peer's list of connections (conn.c);
  *	taken inside a peer's lock, never around it
  * @conn_table: connections by outer 4-tuple (RCU readers)
+ * @join_table: the join tokens the responder's sessions expect (join.c;
+ *	RCU readers, windows changed under @conn_lock)
  * @conn_retired: retired connections, oldest first, for the gc
  * @conn_count: connections allocated and not yet freed
  * @fec_rx_count: connections holding FEC receive state (fec.c), at most
@@ -100,6 +102,7 @@ struct ftv_device {
 	DECLARE_HASHTABLE(peer_hashtable, 11);
 	spinlock_t conn_lock; /* connections' states and tables, see above */
 	struct rhashtable conn_table;
+	struct rhashtable join_table;
 	struct list_head conn_retired;
 	atomic_t conn_count;
 	atomic_t fec_rx_count;

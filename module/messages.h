@@ -70,6 +70,10 @@ enum ftv_hello_flags {
 	FTV_HELLO_F_FEC = 0x01,		/* takes repair messages and loss
 					 * reports, and sends them
 					 */
+	FTV_HELLO_F_JOINS = 0x02,	/* a responder: takes connections
+					 * that join a session; an initiator:
+					 * will open some (join.c)
+					 */
 };
 
 /*

@@ -275,14 +275,18 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 	u8 type = skb->len ? skb->data[0] : FTV_CONTROL_PAD;
 	int state = READ_ONCE(conn->state);
 
-	if (type == FTV_CONTROL_REPAIR)
+	if (type == FTV_CONTROL_REPAIR) {
 		ftv_fec_rebuild(&conn->session->fec,
 				state <= FTV_CONN_ESTABLISHED, counter, skb,
 				rebuilt, &to);
-	else if (type == FTV_CONTROL_LOSS)
+	} else if (type == FTV_CONTROL_LOSS) {
 		ftv_fec_loss_report(&conn->session->fec, skb);
-	else if (type == FTV_CONTROL_HELLO)
+	} else if (type == FTV_CONTROL_HELLO) {
 		ftv_fec_hello(&conn->session->fec, skb);
+		if (skb->len >= sizeof(struct ftv_msg_hello) &&
+		    (skb->data[1] & FTV_HELLO_F_JOINS))
+			ftv_conn_peer_joins(conn);
+	}
 	consume_skb(skb);
 }
 

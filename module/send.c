@@ -1004,6 +1004,11 @@ void ftv_send_hello(struct ftv_conn *conn)
 		return;
 	msg->type = FTV_CONTROL_HELLO;
 	msg->flags = FTV_HELLO_F_FEC;
+	/* A responder takes joins; an initiator opens some only with flows
+	 * above one, so that a peer without them costs no join window.
+	 */
+	if (!conn->is_initiator || READ_ONCE(conn->peer->flows) > 1)
+		msg->flags |= FTV_HELLO_F_JOINS;
 	send_data(conn, skb, false);
 }
 

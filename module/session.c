@@ -91,6 +91,8 @@ static void session_release(struct kref *kref)
 					     refcount);
 
 	wait_jobs(s);
+	/* Stopped when its opening connection retired or was killed. */
+	WARN_ON_ONCE(s->join.live);
 	ftv_serial_uninit(&s->tx_queue);
 	ftv_serial_uninit(&s->rx_queue);
 	ftv_fec_conn_uninit(&s->fec);

@@ -12,6 +12,7 @@
 
 #include "cell.h"
 #include "fec.h"
+#include "join.h"
 #include "noise.h"
 #include "queue.h"
 #include "replay.h"
@@ -49,6 +50,8 @@ struct crypto_aead;
  * @established: jiffies when the keys were installed, for the renewal
  *	and reject limits
  * @dev: the device, for the debug messages that count sessions
+ * @join: responder: the join tokens it expects, once the initiator's
+ *	hello said it will open joins; changed under the device's conn_lock
  * @jobs: holds on the session's queues: each queued job's, and a crypt
  *	worker's while it marks a job done (queue.c); the keys and the
  *	session wait for zero
@@ -74,6 +77,7 @@ struct ftv_session {
 	struct ftv_fec_conn fec;
 	unsigned long established;
 	struct net_device *dev;
+	struct ftv_join_window join;
 	atomic_t jobs;
 	struct kref refcount;
 };
