@@ -17,19 +17,38 @@
  *  HANDSHAKE_SENT    ESTABLISHED     the response authenticated    peer.c
  *  NEW               RESPONDING      an initiation authenticated   peer.c
  *  RESPONDING        ESTABLISHED     the response went out         listen.c
+ *  NEW               SYN_SENT        an initiator's join is        connect
+ *                                    published                     work
+ *  SYN_SENT          ESTABLISHED     a join's SYN-ACK arrived      handshake.c
+ *  NEW               JOIN_RECEIVED   a SYN's join token was        listen.c
+ *                                    expected
+ *  JOIN_RECEIVED     ESTABLISHED     a sealed message opened on    open.c
+ *                                    the join
  *  SYN_SENT to
  *  ESTABLISHED       RETIRED         replaced, or the attempt      peer.c,
- *                                    was given up                  timers.c
+ *                                    was given up; a join, when    timers.c
+ *                                    its session's opener retires
+ *                                    or dies
  *  RETIRED           LINGER          FTV_RETIRED_KEYS_MS passed;   gc
  *                                    keys freed after RCU
  *  any but NEW       DEAD            lingered FTV_LINGER_MS (gc),  gc, peer.c,
  *                                    or its peer was removed or    device.c
- *                                    reset, or the device closed
+ *                                    reset, or the device closed;
+ *                                    a join not up within
+ *                                    FTV_JOIN_TIMEOUT_MS (gc)
  *  NEW               (freed)         the creator gave up           ftv_conn_free()
  *  DEAD              (freed)         an RCU grace period later     free_work
  *
+ * A session (session.c) is carried by the connection its key exchange ran
+ * on, its opener, and by the connections that joined it later (join.c
+ * makes their tokens). They share one fate: when the opener retires or
+ * dies, its live joins retire with it, listed ahead of it for the gc, so
+ * that every connection of the session lingers before the opener's keys
+ * work wipes the session's keys.
+ *
  * Lifetimes: a connection holds a reference on its peer, so conn->peer is
- * valid for as long as the connection is; removing a peer also kills all of
+ * valid for as long as the connection is, and one on its session, so
+ * conn->session is too; removing a peer also kills all of
  * its connections, whatever their state, so that none of them is found
  * afterwards. The device counts its connections and waits for the count
  * to reach zero before it goes (ftv_conn_wait_all()). A published
@@ -44,6 +63,7 @@
 #include "conn.h"
 #include "device.h"
 #include "peer.h"
+#include "segment.h"
 #include "token.h"
 #include "send.h"
 #include "timers.h"
@@ -63,15 +83,27 @@ static const struct rhashtable_params conn_params = {
 	.automatic_shrinking = true,
 };
 
-static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
-{
-	lockdep_assert_held(&conn->device->conn_lock);
-	WRITE_ONCE(conn->state, state);
-}
-
 static bool state_live(int state)
 {
 	return state >= FTV_CONN_SYN_SENT && state <= FTV_CONN_ESTABLISHED;
+}
+
+/* The one writer of ->state; it also counts the session's live joins,
+ * and those of them that are up.
+ */
+static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
+{
+	bool was = state_live(conn->state), is = state_live(state);
+	bool was_up = conn->state == FTV_CONN_ESTABLISHED;
+	bool is_up = state == FTV_CONN_ESTABLISHED;
+	struct ftv_session *s = conn->session;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	if (conn->join_index && was != is)
+		s->joins += is ? 1 : -1;
+	if (conn->join_index && was_up != is_up)
+		WRITE_ONCE(s->joins_up, s->joins_up + (is_up ? 1 : -1));
+	WRITE_ONCE(conn->state, state);
 }
 
 /* Until no job holds @conn (queue.c): they end without sleeping. */
@@ -121,24 +153,14 @@ static void conn_free_work(struct work_struct *work)
 	conn_release(conn);
 }
 
-/**
- * ftv_conn_create - allocate a connection that is not yet visible
- * @fdev: owning device
- * @peer: peer it belongs to; the connection takes a reference
- * @tuple: outer addresses and ports as seen from this side
- * @gfp: allocation flags
- *
- * Return: the connection, in state NEW, or NULL.
- */
-struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
-				 struct ftv_peer *peer,
-				 const struct ftv_tuple *tuple, gfp_t gfp)
+/* A new session for a connection that opens one. */
+static struct ftv_session *session_create(struct ftv_device *fdev,
+					  struct ftv_peer *peer,
+					  const struct ftv_tuple *tuple,
+					  gfp_t gfp)
 {
-	struct ftv_session_links links;
-	struct ftv_conn *conn;
-
-	/* Sent from one CPU, delivered through that CPU's cell. */
-	links = (struct ftv_session_links){
+	struct ftv_session_links links = {
+		/* Sent from one CPU, delivered through that CPU's cell. */
 		.cpu = ftv_device_serial_cpu(fdev),
 		.fec_stats = &peer->fec_stats,
 		.fec_setting = &peer->fec_setting,
@@ -147,13 +169,41 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 		.local_port = tuple->local_port,
 		.remote_port = tuple->remote_port,
 	};
+
 	links.cell = per_cpu_ptr(fdev->cells, links.cpu);
+	return ftv_session_create(&links, gfp);
+}
+
+/**
+ * ftv_conn_create - allocate a connection that is not yet visible
+ * @fdev: owning device
+ * @peer: peer it belongs to; the connection takes a reference
+ * @tuple: outer addresses and ports as seen from this side
+ * @session: the session it joins (the connection takes a reference), or
+ *	NULL for a connection that opens a session of its own
+ * @gfp: allocation flags
+ *
+ * Return: the connection, in state NEW, or NULL.
+ */
+struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
+				 struct ftv_peer *peer,
+				 const struct ftv_tuple *tuple,
+				 struct ftv_session *session, gfp_t gfp)
+{
+	struct ftv_conn *conn;
+
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
 		return NULL;
 	if (dst_cache_init(&conn->dst_cache, gfp))
 		goto free_conn;
-	conn->session = ftv_session_create(&links, gfp);
+	/* Taken last: a failure before it has no session to put, which
+	 * could sleep.
+	 */
+	if (session)
+		conn->session = ftv_session_get(session);
+	else
+		conn->session = session_create(fdev, peer, tuple, gfp);
 	if (!conn->session)
 		goto free_dst;
 	conn->device = fdev;
@@ -192,14 +242,53 @@ void ftv_conn_free(struct ftv_conn *conn)
 	conn_release(conn);
 }
 
-/* The session takes no more joins once its opening connection is no
- * longer live: its tokens leave the device's table now, a grace period
- * before the session can be freed.
+/* The session takes no more joins once its opener is no longer live:
+ * its tokens leave the device's table now, a grace period before the
+ * session can be freed.
  */
 static void stop_joins_locked(struct ftv_conn *conn)
 {
+	struct ftv_session *s = conn->session;
+
 	lockdep_assert_held(&conn->device->conn_lock);
-	ftv_join_window_stop(&conn->session->join);
+	if (conn->join_index)
+		return;
+	ftv_join_window_stop(&s->join);
+	s->opener = NULL;
+}
+
+/* No new data on @conn: it opens what is in flight, then lingers. */
+static void retire_locked(struct ftv_conn *conn, unsigned long keys_until,
+			  unsigned long linger_until)
+{
+	struct ftv_device *fdev = conn->device;
+
+	lockdep_assert_held(&fdev->conn_lock);
+	conn->retired_until = keys_until;
+	conn->linger_until = linger_until;
+	set_state(conn, FTV_CONN_RETIRED);
+	/* Off the joining list, if it was a join coming up. */
+	list_move_tail(&conn->gc_entry, &fdev->conn_retired);
+}
+
+/* The opener @conn retires or dies: so do its session's live joins, on
+ * the gc's list ahead of it. Only their states and gc entries change,
+ * so a walk of the peer's list (ftv_conn_kill_peer()) or of the gc's
+ * (ftv_conn_gc()) that called this goes on safely.
+ */
+static void retire_joins_locked(struct ftv_conn *conn, unsigned long keys_until,
+				unsigned long linger_until)
+{
+	struct ftv_session *s = conn->session;
+	struct ftv_conn *join;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	if (conn->join_index || !s->joins)
+		return;
+	list_for_each_entry(join, &conn->peer->conns, peer_entry)
+		if (join->session == s && join != conn &&
+		    state_live(join->state))
+			retire_locked(join, keys_until, linger_until);
 }
 
 /* Unhash and free after a grace period. */
@@ -211,6 +300,9 @@ static void kill_locked(struct ftv_conn *conn)
 	if (conn->state == FTV_CONN_NEW || conn->state == FTV_CONN_DEAD)
 		return;
 	stop_joins_locked(conn);
+	retire_joins_locked(conn,
+			    jiffies + msecs_to_jiffies(FTV_RETIRED_KEYS_MS),
+			    jiffies + msecs_to_jiffies(FTV_LINGER_MS));
 	set_state(conn, FTV_CONN_DEAD);
 	rhashtable_remove_fast(&fdev->conn_table, &conn->hash, conn_params);
 	list_del_init(&conn->peer_entry);
@@ -242,6 +334,21 @@ static bool publish_locked(struct ftv_conn *conn, enum ftv_conn_state state)
 	return true;
 }
 
+/* A responder's new session expects its first joins' tokens. If they
+ * cannot go into the table (no memory), it takes none, and its hello
+ * says so: the initiator keeps to one connection.
+ */
+static void start_joins_locked(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_session *s = conn->session;
+
+	lockdep_assert_held(&fdev->conn_lock);
+	if (!ftv_join_window_start(&s->join, &fdev->join_table,
+				   &fdev->conn_lock, &s->join_key))
+		s->opener = conn;
+}
+
 /**
  * ftv_conn_synack - the initiator's SYN was answered
  * @conn: the connection
@@ -250,7 +357,7 @@ static bool publish_locked(struct ftv_conn *conn, enum ftv_conn_state state)
  * @opts: its options
  *
  * Return: true if @conn was waiting for this SYN-ACK and now waits for the
- * response to its initiation.
+ * response to its initiation, or, if it is a join, is up.
  */
 bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		     const struct ftv_tcp_options *opts)
@@ -267,7 +374,13 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		atomic_set(&conn->snd_una, ack);
 		if (opts->has_ts)
 			atomic_set(&conn->ts_recent, opts->tsval);
-		set_state(conn, FTV_CONN_HANDSHAKE_SENT);
+		if (conn->join_index) {
+			/* A join needs no key exchange: it is up. */
+			list_del_init(&conn->gc_entry);
+			set_state(conn, FTV_CONN_ESTABLISHED);
+		} else {
+			set_state(conn, FTV_CONN_HANDSHAKE_SENT);
+		}
 	}
 	spin_unlock_bh(&fdev->conn_lock);
 	return ours;
@@ -300,6 +413,8 @@ bool ftv_conn_install(struct ftv_conn *conn)
 		 * it yet.
 		 */
 		ok = publish_locked(conn, FTV_CONN_RESPONDING);
+		if (ok)
+			start_joins_locked(conn);
 	}
 	if (ok)
 		ftv_session_started(conn->session);
@@ -334,39 +449,36 @@ void ftv_conn_retire(struct ftv_conn *conn)
 {
 	struct ftv_device *fdev = conn->device;
 
+	unsigned long keys_until = jiffies +
+				   msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
+	unsigned long linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
+
 	spin_lock_bh(&fdev->conn_lock);
 	if (state_live(conn->state)) {
-		conn->retired_until = jiffies +
-				      msecs_to_jiffies(FTV_RETIRED_KEYS_MS);
-		conn->linger_until = jiffies + msecs_to_jiffies(FTV_LINGER_MS);
 		stop_joins_locked(conn);
-		set_state(conn, FTV_CONN_RETIRED);
-		list_add_tail(&conn->gc_entry, &fdev->conn_retired);
+		retire_joins_locked(conn, keys_until, linger_until);
+		retire_locked(conn, keys_until, linger_until);
 	}
 	spin_unlock_bh(&fdev->conn_lock);
 }
 
 /**
- * ftv_conn_peer_joins - the peer's hello says it opens or takes joins
+ * ftv_conn_peer_joins - the responder's hello says it takes joins
  * @conn: the connection it came on
  *
- * A responder's live session then expects the first joins' tokens. If
- * they cannot go into the table (no memory), the session takes none: the
- * initiator's joins go unanswered and it keeps to one connection.
+ * An initiator's session may then be joined: the peer's connect work
+ * opens as many joins as its flows setting asks for.
  */
 void ftv_conn_peer_joins(struct ftv_conn *conn)
 {
-	struct ftv_device *fdev = conn->device;
 	struct ftv_session *s = conn->session;
 
-	if (conn->is_initiator || READ_ONCE(s->join.table))
+	if (!conn->is_initiator || conn->join_index ||
+	    READ_ONCE(s->peer_takes_joins))
 		return;
-	spin_lock_bh(&fdev->conn_lock);
-	if (state_live(conn->state) && conn->state != FTV_CONN_RETIRED &&
-	    !s->join.table)
-		ftv_join_window_start(&s->join, &fdev->join_table,
-				      &fdev->conn_lock, &s->join_key);
-	spin_unlock_bh(&fdev->conn_lock);
+	WRITE_ONCE(s->peer_takes_joins, true);
+	if (READ_ONCE(conn->peer->flows) > 1)
+		ftv_timers_want_connection(conn->peer);
 }
 
 /**
@@ -398,6 +510,20 @@ void ftv_conn_kill_peer(struct ftv_peer *peer)
 }
 
 /**
+ * ftv_conn_flows_up - how many connections carry @conn's session now
+ * @conn: a peer's current connection, under RCU
+ *
+ * Return: 0 unless @conn is established; then 1 and its session's joins
+ * that are up.
+ */
+unsigned int ftv_conn_flows_up(const struct ftv_conn *conn)
+{
+	if (READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED)
+		return 0;
+	return 1 + READ_ONCE(conn->session->joins_up);
+}
+
+/**
  * ftv_conn_lookup - find the connection a received segment belongs to
  * @fdev: the device
  * @tuple: the segment's tuple, seen from this side: both addresses and
@@ -411,9 +537,41 @@ struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 	return rhashtable_lookup(&fdev->conn_table, tuple, conn_params);
 }
 
+/* Give up on the joins that did not come up in time. An initiator's
+ * connect work then opens others, if its session still wants them.
+ */
+static void gc_joins_locked(struct ftv_device *fdev, unsigned long now)
+{
+	struct ftv_conn *conn, *tmp;
+
+	lockdep_assert_held(&fdev->conn_lock);
+	list_for_each_entry_safe(conn, tmp, &fdev->conn_joining, gc_entry) {
+		if (time_before(now, conn->created +
+				msecs_to_jiffies(FTV_JOIN_TIMEOUT_MS)))
+			continue;
+		if (conn->is_initiator)
+			ftv_timers_want_connection(conn->peer);
+		kill_locked(conn);
+	}
+}
+
+/* A retired connection whose keys are due: it lingers from now on. The
+ * session's keys go with its opener's; its joins are ahead of it on the
+ * list, so they linger by then too.
+ */
+static void linger_locked(struct ftv_conn *conn)
+{
+	lockdep_assert_held(&conn->device->conn_lock);
+	set_state(conn, FTV_CONN_LINGER);
+	if (conn->join_index)
+		return;
+	WRITE_ONCE(conn->session->keyed, false);
+	queue_rcu_work(ftv_wq, &conn->keys_work);
+}
+
 /**
  * ftv_conn_gc - move retired connections along: wipe their keys, then free
- *	those that lingered long enough
+ *	those that lingered long enough; give up on joins that never came up
  * @fdev: the device
  *
  * Retired connections are listed in the order they retired, so the walk
@@ -425,15 +583,14 @@ void ftv_conn_gc(struct ftv_device *fdev)
 	unsigned long now = jiffies;
 
 	spin_lock_bh(&fdev->conn_lock);
+	gc_joins_locked(fdev, now);
 	list_for_each_entry_safe(conn, tmp, &fdev->conn_retired, gc_entry) {
 		if (time_before(now, conn->retired_until))
 			break;
-		if (time_after(now, conn->linger_until)) {
+		if (time_after(now, conn->linger_until))
 			kill_locked(conn);
-		} else if (conn->state == FTV_CONN_RETIRED) {
-			set_state(conn, FTV_CONN_LINGER);
-			queue_rcu_work(ftv_wq, &conn->keys_work);
-		}
+		else if (conn->state == FTV_CONN_RETIRED)
+			linger_locked(conn);
 	}
 	spin_unlock_bh(&fdev->conn_lock);
 }
@@ -670,7 +827,7 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	port = reserve_port(&tuple, net);
 	if (IS_ERR(port))
 		goto out;
-	conn = ftv_conn_create(fdev, peer, &tuple, GFP_KERNEL);
+	conn = ftv_conn_create(fdev, peer, &tuple, NULL, GFP_KERNEL);
 	if (!conn) {
 		sock_release(port);
 		goto out;
@@ -768,6 +925,265 @@ void ftv_conn_open(struct ftv_peer *peer)
 	ftv_timers_connect_started(peer);
 }
 
+/* The session a window belongs to. */
+static struct ftv_session *window_session(struct ftv_join_window *w)
+{
+	return container_of(w, struct ftv_session, join);
+}
+
+/**
+ * ftv_conn_join_expected - whether a SYN to the listen port joins a session
+ * @fdev: the device
+ * @seg: the SYN
+ *
+ * Call under rcu_read_lock(). A token that a join took before is a replay:
+ * counted, and the SYN left to the host like any it refuses.
+ *
+ * Return: true if a session expects the SYN's token.
+ */
+bool ftv_conn_join_expected(struct ftv_device *fdev,
+			    const struct ftv_segment *seg)
+{
+	struct ftv_join_entry *e;
+
+	if (!seg->opts.has_ts)
+		return false;
+	e = ftv_join_lookup(&fdev->join_table,
+			    ftv_join_syn_token(seg->seq, seg->opts.tsval));
+	if (!e)
+		return false;
+	/* Read without the lock: a slot that moves meanwhile costs the
+	 * initiator a join, not a wrong answer later (ftv_join_take()).
+	 */
+	if (READ_ONCE(e->used)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_JOIN_REPLAYED);
+		return false;
+	}
+	return true;
+}
+
+/* A responder's join of @s, for the SYN @seg, published and on the
+ * joining list; or NULL.
+ */
+static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
+					   struct ftv_session *s,
+					   const struct ftv_segment *seg,
+					   u32 index)
+{
+	struct ftv_conn *conn, *opener = s->opener;
+	u32 isn = get_random_u32();
+
+	lockdep_assert_held(&fdev->conn_lock);
+	if (!opener)
+		return NULL;
+	if (s->joins >= FTV_JOINS_MAX) {
+		ftv_drops_inc(&opener->peer->drops, FTV_DROPS_A_FLOWS_REFUSED);
+		return NULL;
+	}
+	conn = ftv_conn_create(fdev, opener->peer, &seg->tuple, s, GFP_ATOMIC);
+	if (!conn)
+		return NULL;
+	conn->join_index = index;
+	atomic_set(&conn->snd_nxt, isn + 1);
+	atomic_set(&conn->snd_una, isn + 1);
+	ftv_faketcp_rcv_reset(&conn->rcv, seg->seq + 1);
+	atomic_set(&conn->ts_recent, seg->opts.tsval);
+	atomic_set(&conn->ip_id, get_random_u32());
+	conn->ts_offset = get_random_u32();
+	if (!publish_locked(conn, FTV_CONN_JOIN_RECEIVED)) {
+		/* Freeing puts the session, which may sleep. */
+		queue_rcu_work(ftv_wq, &conn->free_work);
+		return NULL;
+	}
+	list_add_tail(&conn->gc_entry, &fdev->conn_joining);
+	return conn;
+}
+
+/**
+ * ftv_conn_join_accept - take a join SYN and answer it
+ * @fdev: the device
+ * @seg: a SYN that ftv_conn_join_expected() said a session expects
+ *
+ * Call under rcu_read_lock(). The new connection
+ * opens nothing until a sealed message of its session opens on it
+ * (ftv_conn_join_up()).
+ *
+ * Return: true if the SYN carried a join token, taken or not (a slot that
+ * moved since the SYN was claimed, a replay, a session at its cap): it is
+ * answered, or dropped, here.
+ */
+bool ftv_conn_join_accept(struct ftv_device *fdev,
+			  const struct ftv_segment *seg)
+{
+	u64 token = ftv_join_syn_token(seg->seq, seg->opts.tsval);
+	enum ftv_join_result taken = FTV_JOIN_UNKNOWN;
+	struct ftv_conn *conn = NULL;
+	struct ftv_join_entry *e;
+	u32 index;
+
+	e = ftv_join_lookup(&fdev->join_table, token);
+	if (!e)
+		return false;
+	/* The window is live while its opener is, which holds the session:
+	 * found under RCU, its memory is there; taken under the lock, the
+	 * slot is checked again.
+	 */
+	spin_lock_bh(&fdev->conn_lock);
+	taken = ftv_join_take(e, token, &index);
+	if (taken == FTV_JOIN_OK)
+		conn = join_create_locked(fdev, window_session(e->window), seg,
+					  index);
+	spin_unlock_bh(&fdev->conn_lock);
+	if (taken == FTV_JOIN_REPLAYED)
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_JOIN_REPLAYED);
+	if (conn)
+		ftv_send_join_synack(conn);
+	return true;
+}
+
+/**
+ * ftv_conn_join_up - a sealed message of its session opened on a join
+ * @conn: a responder's join
+ */
+void ftv_conn_join_up(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+
+	spin_lock_bh(&fdev->conn_lock);
+	if (conn->state == FTV_CONN_JOIN_RECEIVED) {
+		list_del_init(&conn->gc_entry);
+		set_state(conn, FTV_CONN_ESTABLISHED);
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/* Whether the peer's current session wants one more join. */
+static bool join_wanted(struct ftv_peer *peer, struct ftv_conn *opener)
+{
+	struct ftv_session *s = opener->session;
+
+	lockdep_assert_held(&peer->lock);
+	return !peer->is_dead && opener->is_initiator &&
+	       READ_ONCE(opener->state) == FTV_CONN_ESTABLISHED &&
+	       READ_ONCE(s->peer_takes_joins) &&
+	       READ_ONCE(s->joins) + 1 < READ_ONCE(peer->flows);
+}
+
+/* The session of the peer's current connection, with a reference, if it
+ * wants one more join; its number and token, and the opener's tuple.
+ */
+static struct ftv_session *join_reserve(struct ftv_peer *peer, u32 *index,
+					u64 *token, struct ftv_tuple *tuple)
+{
+	struct ftv_session *s = NULL;
+	struct ftv_conn *opener;
+
+	spin_lock_bh(&peer->lock);
+	opener = rcu_dereference_protected(peer->conn,
+					   lockdep_is_held(&peer->lock));
+	if (opener && join_wanted(peer, opener)) {
+		s = ftv_session_get(opener->session);
+		*index = ++s->join_next;
+		*token = ftv_join_token(&s->join_key, *index);
+		*tuple = opener->tuple;
+	}
+	spin_unlock_bh(&peer->lock);
+	return s;
+}
+
+/* Make the join @conn findable, if its session still wants it. */
+static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = peer->device;
+	struct ftv_conn *opener;
+	bool ok;
+
+	spin_lock_bh(&peer->lock);
+	opener = rcu_dereference_protected(peer->conn,
+					   lockdep_is_held(&peer->lock));
+	ok = opener && opener->session == conn->session &&
+	     join_wanted(peer, opener);
+	if (ok) {
+		spin_lock(&fdev->conn_lock);
+		ok = publish_locked(conn, FTV_CONN_SYN_SENT);
+		if (ok)
+			list_add_tail(&conn->gc_entry, &fdev->conn_joining);
+		spin_unlock(&fdev->conn_lock);
+	}
+	spin_unlock_bh(&peer->lock);
+	return ok;
+}
+
+/* An initiator's join, its SYN ready to go; or NULL. May sleep. */
+static struct ftv_conn *prepare_join(struct ftv_peer *peer)
+{
+	struct ftv_device *fdev = peer->device;
+	struct ftv_conn *conn = NULL;
+	struct ftv_session *s;
+	struct ftv_tuple tuple;
+	struct socket *port;
+	struct net *net;
+	u32 index;
+	u64 token;
+
+	s = join_reserve(peer, &index, &token, &tuple);
+	if (!s)
+		return NULL;
+	net = get_creating_net(fdev);
+	if (!net)
+		goto out;
+	port = reserve_port(&tuple, net);
+	put_net(net);
+	if (IS_ERR(port))
+		goto out;
+	conn = ftv_conn_create(fdev, peer, &tuple, s, GFP_KERNEL);
+	if (!conn) {
+		sock_release(port);
+		goto out;
+	}
+	conn->port = port;
+	conn->is_initiator = true;
+	conn->join_index = index;
+	/* The token is the SYN's ISN and timestamp, as an opener's is. */
+	atomic_set(&conn->snd_nxt, lower_32_bits(token) + 1);
+	atomic_set(&conn->snd_una, lower_32_bits(token));
+	conn->syn_tsval = upper_32_bits(token);
+	conn->ts_offset = conn->syn_tsval - jiffies_to_msecs(jiffies);
+	atomic_set(&conn->ip_id, get_random_u32());
+out:
+	ftv_session_put(s);
+	return conn;
+}
+
+/**
+ * ftv_conn_open_joins - open the joins the peer's current session lacks
+ * @peer: a peer, from its connect work
+ *
+ * Each join is a fake TCP connection of its own, from a new port, whose
+ * SYN's token (join.c) names the session; no key exchange runs on it.
+ */
+void ftv_conn_open_joins(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+	unsigned int i;
+	bool ok;
+
+	for (i = 0; i < FTV_MAX_FLOWS; i++) {
+		conn = prepare_join(peer);
+		if (!conn)
+			return;
+		rcu_read_lock_bh();
+		ok = publish_join(peer, conn);
+		if (ok)
+			ftv_send_syn(conn);
+		rcu_read_unlock_bh();
+		if (!ok) {
+			ftv_conn_free(conn);
+			return;
+		}
+	}
+}
+
 /**
  * ftv_conn_table_init - set up a device's connection table
  * @fdev: the device
@@ -780,6 +1196,7 @@ int ftv_conn_table_init(struct ftv_device *fdev)
 
 	spin_lock_init(&fdev->conn_lock);
 	INIT_LIST_HEAD(&fdev->conn_retired);
+	INIT_LIST_HEAD(&fdev->conn_joining);
 	atomic_set(&fdev->conn_count, 0);
 	ret = rhashtable_init(&fdev->conn_table, &conn_params);
 	if (ret)

@@ -15,6 +15,7 @@
 
 struct ftv_device;
 struct ftv_peer;
+struct ftv_segment;
 struct socket;
 
 /*
@@ -26,6 +27,9 @@ enum ftv_conn_state {
 	FTV_CONN_SYN_SENT,		/* initiator, waiting for SYN-ACK */
 	FTV_CONN_HANDSHAKE_SENT,	/* initiator, waiting for the response */
 	FTV_CONN_RESPONDING,		/* responder, response not yet sent */
+	FTV_CONN_JOIN_RECEIVED,		/* responder, a join: nothing opened
+					 * on it yet
+					 */
 	FTV_CONN_ESTABLISHED,		/* keys in use */
 	FTV_CONN_RETIRED,		/* replaced; still opens late data */
 	FTV_CONN_LINGER,		/* keys gone; swallows late segments */
@@ -36,7 +40,8 @@ enum ftv_conn_state {
  * struct ftv_conn - one fake TCP connection and the session it carries
  * @hash: entry in ftv_device.conn_table, under its conn_lock
  * @peer_entry: entry in ftv_peer.conns, under the device's conn_lock
- * @gc_entry: entry in ftv_device.conn_retired once retired, under the
+ * @gc_entry: entry in ftv_device.conn_joining while a join is coming
+ *	up, then in ftv_device.conn_retired once retired, under the
  *	device's conn_lock
  * @device: owning device; it waits for every connection to be freed
  *	before it goes (ftv_conn_wait_all())
@@ -64,8 +69,10 @@ enum ftv_conn_state {
  * @xmit_cpu: the CPU holding @xmit_lock, or -1
  * @dst_cache: the outer route
  * @resp_seq: initiator: sequence number the response starts at
- * @session: the session this connection carries (session.c); created
- *	and destroyed with the connection
+ * @session: the session this connection carries (session.c); the
+ *	connection holds a reference on it, taken when it is created
+ * @join_index: 0 for the connection that opened its session (its key
+ *	exchange ran on it); the join's number for one that joined it
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
@@ -97,6 +104,7 @@ struct ftv_conn {
 	struct dst_cache dst_cache;
 	u32 resp_seq;
 	struct ftv_session *session;
+	u32 join_index;
 	atomic_t jobs;
 	unsigned long created;
 	unsigned long retired_until;
@@ -109,7 +117,8 @@ int ftv_conn_table_init(struct ftv_device *fdev);
 void ftv_conn_table_uninit(struct ftv_device *fdev);
 struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 				 struct ftv_peer *peer,
-				 const struct ftv_tuple *tuple, gfp_t gfp);
+				 const struct ftv_tuple *tuple,
+				 struct ftv_session *session, gfp_t gfp);
 void ftv_conn_free(struct ftv_conn *conn);
 bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		     const struct ftv_tcp_options *opts);
@@ -117,6 +126,13 @@ bool ftv_conn_install(struct ftv_conn *conn);
 void ftv_conn_responded(struct ftv_conn *conn);
 void ftv_conn_retire(struct ftv_conn *conn);
 void ftv_conn_peer_joins(struct ftv_conn *conn);
+bool ftv_conn_join_expected(struct ftv_device *fdev,
+			    const struct ftv_segment *seg);
+bool ftv_conn_join_accept(struct ftv_device *fdev,
+			  const struct ftv_segment *seg);
+void ftv_conn_join_up(struct ftv_conn *conn);
+void ftv_conn_open_joins(struct ftv_peer *peer);
+unsigned int ftv_conn_flows_up(const struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);
 void ftv_conn_kill_peer(struct ftv_peer *peer);
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,

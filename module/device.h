@@ -60,6 +60,7 @@ struct ftv_identity {
  * @join_table: the join tokens the responder's sessions expect (join.c;
  *	RCU readers, windows changed under @conn_lock)
  * @conn_retired: retired connections, oldest first, for the gc
+ * @conn_joining: joins not yet up, for the gc to give up on
  * @conn_count: connections allocated and not yet freed
  * @fec_rx_count: connections holding FEC receive state (fec.c), at most
  *	FTV_FEC_RX_MAX
@@ -104,6 +105,7 @@ struct ftv_device {
 	struct rhashtable conn_table;
 	struct rhashtable join_table;
 	struct list_head conn_retired;
+	struct list_head conn_joining;
 	atomic_t conn_count;
 	atomic_t fec_rx_count;
 	bool conns_closed;

@@ -22,7 +22,7 @@
 
 /**
  * ftv_handshake_synack - the SYN-ACK arrived: acknowledge it and send the
- *	initiation
+ *	initiation, or, on a join, a keepalive
  * @conn: a connection in SYN_SENT
  * @skb: the segment; consumed
  * @seg: what was parsed of it
@@ -37,7 +37,14 @@ void ftv_handshake_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	if (!ours)
 		return;
 	ftv_send_ack(conn);
-	ftv_send_payload(conn, conn->session->init_msg, conn->session->init_len);
+	/* A join is up: its first sealed message brings the responder's
+	 * side up too.
+	 */
+	if (conn->join_index)
+		ftv_send_keepalive(conn);
+	else
+		ftv_send_payload(conn, conn->session->init_msg,
+				 conn->session->init_len);
 }
 
 /* Open what arrived before the response, now that the keys are known. */

@@ -22,6 +22,10 @@ enum ftv_join_limits {
 	FTV_JOIN_AHEAD = 4,
 	/* Used tokens a window remembers, so that a replay is counted. */
 	FTV_JOIN_USED = 16,
+	/* Joins a responder's session takes at once, whatever the peer
+	 * asks, so that a peer cannot pin unbounded state.
+	 */
+	FTV_JOINS_MAX = 16,
 };
 
 /* What ftv_join_take() found. */

@@ -96,7 +96,11 @@ void ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
 {
 	if ((seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) ==
 	    TCPHDR_SYN) {
-		answer_syn(fdev, seg);
+		/* A join's SYN is answered, or dropped, by the session it
+		 * names; an opener's is answered without state.
+		 */
+		if (!ftv_conn_join_accept(fdev, seg))
+			answer_syn(fdev, seg);
 		consume_skb(skb);
 		return;
 	}
@@ -147,8 +151,9 @@ static bool syn_claimed(struct ftv_device *fdev, const struct ftv_segment *seg)
  * @thoff: its TCP header's offset
  * @state: the hook's state
  *
- * Only a SYN whose token (token.c) is valid and new, and the initiator's
- * segments that carry our SYN-ACK's cookie. Everything else is the host's,
+ * Only a SYN whose token (token.c) is valid and new, or that joins a
+ * session (join.c), and the initiator's segments that carry our
+ * SYN-ACK's cookie. Everything else is the host's,
  * checksum failures included: a prober finds whatever the host runs on
  * the port, or a closed port, as anywhere else.
  *
@@ -162,7 +167,7 @@ bool ftv_listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
 		return false;
 	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
 	case TCPHDR_SYN:
-		if (syn_claimed(fdev, seg))
+		if (ftv_conn_join_expected(fdev, seg) || syn_claimed(fdev, seg))
 			return true;
 		/* The host answers it; the count shows the probing. */
 		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_SYN_REFUSED);
@@ -239,7 +244,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	struct ftv_conn *conn;
 	unsigned int pad;
 
-	conn = ftv_conn_create(fdev, peer, &seg->tuple, GFP_KERNEL);
+	conn = ftv_conn_create(fdev, peer, &seg->tuple, NULL, GFP_KERNEL);
 	if (!conn)
 		return NULL;
 	atomic_set(&conn->snd_nxt, seg->ack);

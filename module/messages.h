@@ -160,6 +160,10 @@ enum ftv_session_limits {
 	FTV_REPLY_AFTER_MS = 2000,
 	FTV_RETIRED_KEYS_MS = 15000,
 	FTV_LINGER_MS = 60000,
+	/* A join whose SYN-ACK, or whose first sealed message, has not
+	 * come by then is given up.
+	 */
+	FTV_JOIN_TIMEOUT_MS = 3000,
 	FTV_COOKIE_PERIOD_S = 64,
 	FTV_STAGED_MAX = 128,
 	FTV_EARLY_MAX = 16,

@@ -49,6 +49,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 		NLA_POLICY_RANGE(NLA_U8, 1, FTV_FEC_MAX_REPAIR),
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_REJECT },
 	[FTV_PEER_A_FLOWS] = NLA_POLICY_RANGE(NLA_U8, 1, FTV_MAX_FLOWS),
+	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -201,6 +202,17 @@ static u8 peer_state(struct ftv_peer *peer)
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 
+/* Connections of the peer's current session that are up. */
+static u8 peer_flows_up(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+
+	lockdep_assert_held(&peer->lock);
+	conn = rcu_dereference_protected(peer->conn,
+					 lockdep_is_held(&peer->lock));
+	return conn ? min(ftv_conn_flows_up(conn), U8_MAX) : 0;
+}
+
 static int put_nonzero_u64(struct sk_buff *skb, int attr, u64 value)
 {
 	return value ? nla_put_u64_64bit(skb, attr, value, FTV_FEC_A_PAD) : 0;
@@ -256,7 +268,7 @@ static int put_fec(struct sk_buff *skb, struct ftv_peer *peer)
 /* Everything about the peer but its allowed-ips. */
 static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 {
-	u8 psk[FTV_KEY_LEN], state;
+	u8 psk[FTV_KEY_LEN], state, flows_up;
 	struct ftv_endpoint ep;
 	time64_t handshake;
 	int ret;
@@ -265,6 +277,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	ep = peer->endpoint;
 	handshake = peer->last_handshake;
 	state = peer_state(peer);
+	flows_up = peer_flows_up(peer);
 	memcpy(psk, peer->preshared_key, FTV_KEY_LEN);
 	spin_unlock_bh(&peer->lock);
 	/* Only CAP_NET_ADMIN gets here (docs/threat-model.md): showconf
@@ -284,6 +297,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 			      atomic64_read(&peer->tx_bytes), FTV_PEER_A_PAD) ||
 	    nla_put_u8(skb, FTV_PEER_A_STATE, state) ||
 	    nla_put_u8(skb, FTV_PEER_A_FLOWS, READ_ONCE(peer->flows)) ||
+	    nla_put_u8(skb, FTV_PEER_A_FLOWS_UP, flows_up) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
 	    put_fec(skb, peer))
 		return -EMSGSIZE;

@@ -320,6 +320,8 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	}
 	if (unlikely(!READ_ONCE(conn->session->confirmed)))
 		ftv_peer_confirm(peer, conn);
+	if (unlikely(READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED))
+		ftv_conn_join_up(conn);
 	due = ftv_fec_received(fec, counter, ftv_conn_tsval(conn),
 			       cb->rx.tsecr, cb->rx.has_ts);
 	if (due & FTV_FEC_DUE_HELLO)

@@ -291,7 +291,15 @@ void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair)
  */
 void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows)
 {
-	WRITE_ONCE(peer->flows, clamp_t(u8, flows, 1, FTV_MAX_FLOWS));
+	u8 old = READ_ONCE(peer->flows);
+
+	flows = clamp_t(u8, flows, 1, FTV_MAX_FLOWS);
+	WRITE_ONCE(peer->flows, flows);
+	/* A session up now opens the joins it lacks (none when the peer
+	 * is being created: its flows were 0).
+	 */
+	if (old && flows > old && rcu_access_pointer(peer->conn))
+		ftv_timers_want_connection(peer);
 }
 
 /* Returns whether the peer moved from a known endpoint. */

@@ -1004,10 +1004,11 @@ void ftv_send_hello(struct ftv_conn *conn)
 		return;
 	msg->type = FTV_CONTROL_HELLO;
 	msg->flags = FTV_HELLO_F_FEC;
-	/* A responder takes joins; an initiator opens some only with flows
-	 * above one, so that a peer without them costs no join window.
+	/* A responder takes joins if its session expects some; an
+	 * initiator says whether it will open some.
 	 */
-	if (!conn->is_initiator || READ_ONCE(conn->peer->flows) > 1)
+	if (conn->is_initiator ? READ_ONCE(conn->peer->flows) > 1 :
+	    READ_ONCE(conn->session->join.live))
 		msg->flags |= FTV_HELLO_F_JOINS;
 	send_data(conn, skb, false);
 }
@@ -1041,6 +1042,29 @@ void ftv_send_syn(struct ftv_conn *conn)
 		.flags = TCPHDR_SYN,
 		.window = 64240,
 		.tsval = conn->syn_tsval,
+		.mss = conn->tuple.family == AF_INET ? 1460 : 1440,
+	};
+	struct sk_buff *skb = alloc_control(0);
+
+	if (likely(skb))
+		conn_route_and_send(conn, skb, NULL, &params);
+}
+
+/**
+ * ftv_send_join_synack - answer the SYN of a join
+ * @conn: the responder's join, in JOIN_RECEIVED
+ *
+ * As the listen port answers any SYN, from the join's own numbers.
+ */
+void ftv_send_join_synack(struct ftv_conn *conn)
+{
+	struct ftv_tcp_params params = {
+		.seq = atomic_read(&conn->snd_nxt) - 1,
+		.ack = ftv_faketcp_rcv_nxt(&conn->rcv),
+		.flags = TCPHDR_SYN | TCPHDR_ACK,
+		.window = 65160,
+		.tsval = ftv_conn_tsval(conn),
+		.tsecr = atomic_read(&conn->ts_recent),
 		.mss = conn->tuple.family == AF_INET ? 1460 : 1440,
 	};
 	struct sk_buff *skb = alloc_control(0);

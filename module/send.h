@@ -29,6 +29,7 @@ void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
 void ftv_send_syn(struct ftv_conn *conn);
+void ftv_send_join_synack(struct ftv_conn *conn);
 void ftv_send_ack(struct ftv_conn *conn);
 void ftv_send_payload(struct ftv_conn *conn, const void *data,
 		      unsigned int len);

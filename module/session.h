@@ -24,6 +24,7 @@
 #include <linux/siphash.h>
 
 struct crypto_aead;
+struct ftv_conn;
 
 /**
  * struct ftv_session - the keys of one key exchange, and what uses them
@@ -52,6 +53,14 @@ struct crypto_aead;
  * @dev: the device, for the debug messages that count sessions
  * @join: responder: the join tokens it expects, once the initiator's
  *	hello said it will open joins; changed under the device's conn_lock
+ * @opener: the connection that opened the session, while it is live;
+ *	under the device's conn_lock (joins find their peer through it)
+ * @joins: connections that joined the session and are live, under the
+ *	device's conn_lock; at most FTV_JOINS_MAX
+ * @joins_up: those of them that are established, likewise
+ * @join_next: initiator: the number the next join takes, under the
+ *	peer's lock
+ * @peer_takes_joins: initiator: the responder's hello said it takes joins
  * @jobs: holds on the session's queues: each queued job's, and a crypt
  *	worker's while it marks a job done (queue.c); the keys and the
  *	session wait for zero
@@ -78,6 +87,11 @@ struct ftv_session {
 	unsigned long established;
 	struct net_device *dev;
 	struct ftv_join_window join;
+	struct ftv_conn *opener;
+	unsigned int joins;
+	unsigned int joins_up;
+	u32 join_next;
+	bool peer_takes_joins;
 	atomic_t jobs;
 	struct kref refcount;
 };

@@ -37,8 +37,10 @@ static void connect_work(struct work_struct *work)
 	struct ftv_peer *peer = container_of(work, struct ftv_peer,
 					     connect_work);
 
-	if (peer_alive(peer))
-		ftv_conn_open(peer);
+	if (!peer_alive(peer))
+		return;
+	ftv_conn_open(peer);
+	ftv_conn_open_joins(peer);
 }
 
 /*

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 46
+ktap_plan 47
 ftv_require
 
 # nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
@@ -175,6 +175,8 @@ nl_expect "flows 9: ERANGE (policy)" "ERANGE|EINVAL" "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=9 '}'
 nl_expect "flows 8 is accepted" 0 "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=8 '}'
+nl_expect "flows_up is get only: EINVAL (policy)" "EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows_up=1 '}'
 
 # ---- a peer too big for one dump message (review of 891c642: the dump
 # restarted such a peer forever); ftvctl sends the list in parts

@@ -46,6 +46,8 @@ enum {
 	/* Read back only: the kernel reported FTV_PEER_A_FEC_STATS. */
 	PEER_HAS_FEC_STATS = 1U << 7,
 	PEER_HAS_FLOWS = 1U << 8,
+	/* Read back only: the kernel reported FTV_PEER_A_FLOWS_UP. */
+	PEER_HAS_FLOWS_UP = 1U << 9,
 };
 
 /* The flows of a peer that was never given a setting. */
@@ -95,6 +97,7 @@ struct peer {
 	uint64_t rx_bytes;
 	uint64_t tx_bytes;
 	uint8_t state;
+	uint8_t flows_up;	/* connections of the session that are up */
 	struct drops drops;
 	struct fec_stats fec_stats;
 };

@@ -20,12 +20,15 @@ static const char *const drop_names[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_SYN_REFUSED] = "syn_refused",
 	[FTV_DROPS_A_BACKLOG] = "backlog",
 	[FTV_DROPS_A_OUT_OF_WINDOW] = "out_of_window",
+	[FTV_DROPS_A_JOIN_REPLAYED] = "join_replayed",
+	[FTV_DROPS_A_FLOWS_REFUSED] = "flows_refused",
 };
 
 /* Reasons only a device counts: no peer is to blame. */
 static const bool drop_device_only[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_ICMP_IGNORED] = true,
 	[FTV_DROPS_A_SYN_REFUSED] = true,
+	[FTV_DROPS_A_JOIN_REPLAYED] = true,
 };
 
 #endif /* FTVCTL_DROP_NAMES_H */

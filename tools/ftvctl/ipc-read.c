@@ -55,6 +55,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_REPAIR] = { .type = NLA_U8 },
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_FLOWS] = { .type = NLA_U8 },
+	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
@@ -223,6 +224,10 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	if (tb[FTV_PEER_A_FLOWS]) {
 		peer->flows = nla_get_u8(tb[FTV_PEER_A_FLOWS]);
 		peer->flags |= PEER_HAS_FLOWS;
+	}
+	if (tb[FTV_PEER_A_FLOWS_UP]) {
+		peer->flows_up = nla_get_u8(tb[FTV_PEER_A_FLOWS_UP]);
+		peer->flags |= PEER_HAS_FLOWS_UP;
 	}
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))

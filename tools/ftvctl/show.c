@@ -117,6 +117,20 @@ static void print_fec_counters(const struct fec_stats *st, bool always)
 	       st->groups_lost == 1 ? "" : "s");
 }
 
+/* Said only when not the default, or when more than one is up. */
+static void print_flows_text(const struct peer *peer)
+{
+	bool up = peer->flags & PEER_HAS_FLOWS_UP;
+
+	if (!(peer->flags & PEER_HAS_FLOWS) ||
+	    (peer->flows == FLOWS_DEFAULT && (!up || peer->flows_up <= 1)))
+		return;
+	printf("  flows: %u", peer->flows);
+	if (up)
+		printf(", %u up", peer->flows_up);
+	printf("\n");
+}
+
 /* "fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, ..." */
 static void print_fec_text(const struct peer *peer)
 {
@@ -176,8 +190,7 @@ static void print_peer_text(const struct peer *peer)
 		       peer->persistent_keepalive,
 		       peer->persistent_keepalive == 1 ? "" : "s");
 	print_fec_text(peer);
-	if ((peer->flags & PEER_HAS_FLOWS) && peer->flows != FLOWS_DEFAULT)
-		printf("  flows: %u\n", peer->flows);
+	print_flows_text(peer);
 	print_drops_text(&peer->drops);
 }
 
@@ -411,6 +424,10 @@ static void print_peer_json(const struct peer *peer)
 		out_field(false, "flows", peer->flows);
 	else
 		out_lit(", \"flows\": null");
+	if (peer->flags & PEER_HAS_FLOWS_UP)
+		out_field(false, "flows_up", peer->flows_up);
+	else
+		out_lit(", \"flows_up\": null");
 	out(peer->next ? "},\n" : "}\n");
 	line_flush();
 }

@@ -142,6 +142,7 @@ enum ftv_peer_attr {
 	FTV_PEER_A_FEC_REPAIR,		/* u8, M: repair segments per group */
 	FTV_PEER_A_FEC_STATS,		/* nest, enum ftv_fec_stats_attr; get only */
 	FTV_PEER_A_FLOWS,		/* u8, 1 to FTV_MAX_FLOWS */
+	FTV_PEER_A_FLOWS_UP,		/* u8, get only */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -201,6 +202,8 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_SYN_REFUSED,	/* SYN with a bad or used token */
 	FTV_DROPS_A_BACKLOG,		/* delivery queue to the stack full */
 	FTV_DROPS_A_OUT_OF_WINDOW,	/* sequence far outside the window */
+	FTV_DROPS_A_JOIN_REPLAYED,	/* SYN with a join token used before */
+	FTV_DROPS_A_FLOWS_REFUSED,	/* join over a session's cap */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)

@@ -155,19 +155,21 @@ assert list(dev) == ["public_key", "listen_port", "fwmark", "shape", "drops", "p
 assert dev["shape"] is True and d["ftv\"1"]["shape"] is None
 drops = ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
 later = ["backlog", "out_of_window"]
-assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later
+assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later + \
+	["join_replayed", "flows_refused"]
 assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
-	"flows"]
-assert list(p[0]["drops"]) == drops + later
+	"flows", "flows_up"]
+assert list(p[0]["drops"]) == drops + later + ["flows_refused"]
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
 	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}
 assert p[1]["fec"] == "8:4" and p[1]["fec_stats"]["active"] is False
 assert p[2]["fec"] is None and p[2]["fec_stats"] is None
 assert p[0]["flows"] == 4 and p[1]["flows"] == 1 and p[2]["flows"] is None
+assert p[0]["flows_up"] == 3 and p[1]["flows_up"] == 0 and p[2]["flows_up"] is None
 assert p[1]["endpoint"] == "[fd00::1]:443"
 assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
@@ -187,7 +189,7 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, 0 groups lost$" "$TMP/text" &&
 	grep -q "^  fec: 8:4 (peer has no FEC)$" "$TMP/text" &&
 	[ "$(grep -c "^  fec: " "$TMP/text")" = 2 ] &&
-	grep -q "^  flows: 4$" "$TMP/text" &&
+	grep -q "^  flows: 4, 3 up$" "$TMP/text" &&
 	[ "$(grep -c "^  flows: " "$TMP/text")" = 1 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	ktap_rc $? "show: text output"

@@ -108,6 +108,7 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	nla_put_u8(msg, FTV_PEER_A_FEC_MODE, FTV_FEC_AUTO);
 	put_fec_stats(msg, true, 16, 2);
 	nla_put_u8(msg, FTV_PEER_A_FLOWS, 4);
+	nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 3);
 	nla_nest_end(msg, peer);
 }
 
@@ -128,6 +129,7 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		nla_put_u8(msg, FTV_PEER_A_FEC_REPAIR, 4);
 		put_fec_stats(msg, false, 0, 0);
 		nla_put_u8(msg, FTV_PEER_A_FLOWS, 1);
+		nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 0);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (first_part)

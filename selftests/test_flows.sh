@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# One session over several fake TCP connections: with "flows 4", C keeps
+# three more connections up beside the one its key exchange ran on. Each
+# joins the session with a token in its SYN (module/join.c), without a
+# key exchange of its own; a router with stateful, strict conntrack
+# between the ends must see four valid, established TCP connections.
+#  - flows 1 (the default) opens one connection; "peer set ... flows 4"
+#    on the running session opens three joins, and R's conntrack lists
+#    four established connections to S's listen port, none invalid;
+#  - S made one session and four connections for it;
+#  - data crosses the tunnel intact meanwhile;
+#  - a join SYN replayed from another address gets the host's RST and no
+#    connection, and S counts it (join_replayed);
+#  - removing the peer on C, then deleting both devices, frees every
+#    connection and session (the pr_debug pairs; under KASAN on the debug
+#    kernel, no use after free).
+#
+#   ns C (initiator)          ns R (router)                    ns S (responder)
+#   +--------------------+   +------------------------------+  +--------------------+
+#   | ftv0 10.9.0.1      |   | netem delay 10ms each way    |  | ftv0 10.9.0.2      |
+#   |   flows 4          |   | ct state invalid drop,       |  |   :51820           |
+#   | veth0 192.168.10.2 |---|   no mid-stream pick-up      |--| veth0 198.51.100.2 |
+#   +--------------------+   | conntrack -L; scapy (replay) |  +--------------------+
+#                            +------------------------------+
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
+. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib_paths.sh
+. "$(dirname "$0")/lib_paths.sh"
+trap cleanup EXIT
+
+PKT="$FTV_ROOT/selftests/ftvpkt.py"
+
+ktap_plan 9
+ftv_require
+for tool in conntrack tcpdump nc tc; do
+	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
+done
+"$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
+
+kmark=$(kmsg_mark)
+paths_topology || ktap_bail "cannot set up the namespaces"
+paths_strict_router || ktap_bail "cannot set up R's firewall"
+for dev in vethc veths; do
+	netem "$R" "$dev" delay 10ms limit 100000 ||
+		ktap_bail "cannot set up netem on R's $dev"
+done
+paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
+S_KEY=$(pubkey_of s)
+C_KEY=$(pubkey_of c)
+capture "$R" veths "$FTV_TMP/r.pcap" "tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start"
+
+# established : connections to S's listen port that R's conntrack has as
+# established
+established()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" --state ESTABLISHED 2>/dev/null |
+		grep -c "dport=$FTV_PORT"
+}
+established_is() { [ "$(established)" -eq "$1" ]; }
+# s_made KIND : S's pr_debug lines "KIND 51820:... created" since the mark
+s_made() { dmesg_since "$kmark" | grep -c "ftv: ftv0: $1 $FTV_PORT:[0-9]* created"; }
+
+connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
+wait_for 5 established_is 1
+ktap_eq "flows 1: R's conntrack lists one established connection" 1 "$(established)"
+
+nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
+	ktap_bail "ftvctl peer set ... flows 4 failed"
+if wait_for 20 established_is 4; then
+	ktap_ok "flows 4: R's conntrack lists four established connections"
+else
+	ktap_fail "flows 4: R's conntrack lists four established connections"
+	nsx "$R" conntrack -L -p tcp 2>/dev/null | ktap_diag
+fi
+ktap_eq "R's strict firewall found no segment invalid" 0 "$(paths_invalid_drops "$R")"
+ktap_eq "S made one session and four connections for it" "1 4" \
+	"$(s_made session) $(s_made connection)"
+
+random_file data 4
+if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 120; then
+	ktap_ok "4 MB cross the tunnel intact with four flows up"
+else
+	ktap_fail "4 MB cross the tunnel intact with four flows up"
+fi
+capture_stop
+
+# ---- a join's SYN, replayed from R's own address
+tcpdump -n -r "$FTV_TMP/r.pcap" -w "$FTV_TMP/syns.pcap" \
+	"src host $C_LAN4 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" 2>/dev/null
+# The first SYN opened the session; the last one is a join's.
+"$PYTHON" - "$FTV_TMP/syns.pcap" "$FTV_TMP/join.pcap" <<'PY'
+import sys
+from scapy.all import rdpcap, wrpcap
+wrpcap(sys.argv[2], rdpcap(sys.argv[1])[-1:])
+PY
+replayed() { ftv_json "$S" ftv0 'd["drops"].get("join_replayed", 0)'; }
+before=$(s_made connection)
+capture "$S" veth0 "$FTV_TMP/replay.pcap" "host $R_PUB4 and tcp port $FTV_PORT" ||
+	ktap_bail "tcpdump did not start"
+nsx "$R" "$PYTHON" "$PKT" syn "$FTV_TMP/join.pcap" veths "$R_PUB4" ||
+	ktap_diag "could not replay the join's SYN"
+answered() { [ "$(tcpdump -n -r "$FTV_TMP/replay.pcap" "src host $S_PUB4" 2>/dev/null | wc -l)" -ge 1 ]; }
+wait_for 10 answered
+capture_stop
+rst=$(tcpdump -n -r "$FTV_TMP/replay.pcap" \
+	"src host $S_PUB4 and tcp[tcpflags] & tcp-rst != 0" 2>/dev/null | wc -l)
+synack=$(tcpdump -n -r "$FTV_TMP/replay.pcap" \
+	"src host $S_PUB4 and tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)" 2>/dev/null | wc -l)
+ktap_eq "the replayed join SYN gets the host's RST, no SYN-ACK, no connection" \
+	"1 0 $before" "$rst $synack $(s_made connection)"
+ktap_eq "S counts the replayed join (join_replayed)" 1 "$(replayed)"
+
+# ---- the peer goes while its joins are up, then both devices
+nsx "$C" "$FTVCTL" peer remove ftv0 "$S_KEY" ||
+	ktap_diag "ftvctl peer remove failed"
+nsx "$S" "$FTVCTL" peer remove ftv0 "$C_KEY" ||
+	ktap_diag "ftvctl peer remove failed"
+ip -n "$C" link del ftv0
+ip -n "$S" link del ftv0
+objects_balanced "$kmark" 30
+ktap_eq "no kernel report of a write into freed memory" "" "$(freed_memory_reports "$kmark")"
+
+ktap_finish
