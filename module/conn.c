@@ -69,12 +69,26 @@
 #include "timers.h"
 
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include <net/ip.h>
 #include <net/net_namespace.h>
+
+/*
+ * Joins one responder's session takes at once. Debug builds let a test
+ * lower it below what an initiator may ask for (flows 8), to see the
+ * refusal.
+ */
+#ifdef DEBUG
+static unsigned int joins_max = FTV_JOINS_MAX;
+module_param(joins_max, uint, 0644);
+MODULE_PARM_DESC(joins_max, "Joins one session takes at once");
+#else
+static const unsigned int joins_max = FTV_JOINS_MAX;
+#endif
 
 static const struct rhashtable_params conn_params = {
 	.key_len = sizeof(struct ftv_tuple),
@@ -976,7 +990,7 @@ static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
 	lockdep_assert_held(&fdev->conn_lock);
 	if (!opener)
 		return NULL;
-	if (s->joins >= FTV_JOINS_MAX) {
+	if (s->joins >= READ_ONCE(joins_max)) {
 		ftv_drops_inc(&opener->peer->drops, FTV_DROPS_A_FLOWS_REFUSED);
 		return NULL;
 	}

@@ -9,13 +9,17 @@
 #  - flows 1 (the default) opens one connection; "peer set ... flows 4"
 #    on the running session opens three joins, and R's conntrack lists
 #    four established connections to S's listen port, none invalid;
-#  - S made one session and four connections for it;
+#  - S made one session and four connections for it, and C's show says
+#    four are up;
 #  - data crosses the tunnel intact meanwhile;
 #  - a join SYN replayed from another address gets the host's RST and no
 #    connection, and S counts it (join_replayed);
 #  - removing the peer on C, then deleting both devices, frees every
 #    connection and session (the pr_debug pairs; under KASAN on the debug
-#    kernel, no use after free).
+#    kernel, no use after free);
+#  - with the debug build's joins_max lowered to 2 on S, flows 4 gets
+#    three connections up (S refuses the third join and counts it,
+#    flows_refused), and C's show says so (flows_up 3).
 #
 #   ns C (initiator)          ns R (router)                    ns S (responder)
 #   +--------------------+   +------------------------------+  +--------------------+
@@ -33,7 +37,7 @@ trap cleanup EXIT
 
 PKT="$FTV_ROOT/selftests/ftvpkt.py"
 
-ktap_plan 9
+ktap_plan 12
 ftv_require
 for tool in conntrack tcpdump nc tc; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -61,6 +65,9 @@ established()
 		grep -c "dport=$FTV_PORT"
 }
 established_is() { [ "$(established)" -eq "$1" ]; }
+# flows_up : C's count of its session's connections that are up
+flows_up() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["flows_up"]'; }
+flows_up_is() { [ "$(flows_up)" = "$1" ]; }
 # s_made KIND : S's pr_debug lines "KIND 51820:... created" since the mark
 s_made() { dmesg_since "$kmark" | grep -c "ftv: ftv0: $1 $FTV_PORT:[0-9]* created"; }
 
@@ -77,6 +84,8 @@ else
 	nsx "$R" conntrack -L -p tcp 2>/dev/null | ktap_diag
 fi
 ktap_eq "R's strict firewall found no segment invalid" 0 "$(paths_invalid_drops "$R")"
+wait_for 5 flows_up_is 4
+ktap_eq "C's show says four flows are up (flows_up)" 4 "$(flows_up)"
 ktap_eq "S made one session and four connections for it" "1 4" \
 	"$(s_made session) $(s_made connection)"
 
@@ -123,5 +132,22 @@ ip -n "$C" link del ftv0
 ip -n "$S" link del ftv0
 objects_balanced "$kmark" 30
 ktap_eq "no kernel report of a write into freed memory" "" "$(freed_memory_reports "$kmark")"
+
+# ---- a responder that takes two joins per session (debug build)
+ftv_use_debug_module
+echo 2 >/sys/module/ftv/parameters/joins_max
+nsx "$R" conntrack -F >/dev/null 2>&1
+paths_ftv 4 || ktap_bail "cannot configure ftv again"
+nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
+	ktap_bail "ftvctl peer set ... flows 4 failed"
+connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel on the debug build"
+refused() { ftv_peer_json "$S" ftv0 "$C_KEY" 'p["drops"].get("flows_refused", 0)'; }
+refused_some() { [ "$(refused)" -ge 1 ]; }
+wait_for 20 refused_some
+wait_for 10 flows_up_is 3
+flows_up=$(flows_up)
+ktap_eq "joins_max 2: S refuses the third join and counts it; C has 3 flows up" \
+	"yes 3" "$(refused_some && echo yes || echo no) $flows_up"
+ktap_eq "joins_max 2: R's conntrack lists three established connections" 3 "$(established)"
 
 ktap_finish
