@@ -124,10 +124,10 @@ ktap_eq "the replayed join SYN gets the host's RST, no SYN-ACK, no connection" \
 ktap_eq "S counts the replayed join (join_replayed)" 1 "$(replayed)"
 
 # ---- the peer goes while its joins are up, then both devices
-nsx "$C" "$FTVCTL" peer remove ftv0 "$S_KEY" ||
-	ktap_diag "ftvctl peer remove failed"
-nsx "$S" "$FTVCTL" peer remove ftv0 "$C_KEY" ||
-	ktap_diag "ftvctl peer remove failed"
+nsx "$C" "$FTVCTL" peer del ftv0 "$S_KEY" ||
+	ktap_bail "ftvctl peer del failed"
+nsx "$S" "$FTVCTL" peer del ftv0 "$C_KEY" ||
+	ktap_bail "ftvctl peer del failed"
 ip -n "$C" link del ftv0
 ip -n "$S" link del ftv0
 objects_balanced "$kmark" 30
@@ -138,6 +138,9 @@ ftv_use_debug_module
 echo 2 >/sys/module/ftv/parameters/joins_max
 nsx "$R" conntrack -F >/dev/null 2>&1
 paths_ftv 4 || ktap_bail "cannot configure ftv again"
+# paths_ftv made new keys.
+S_KEY=$(pubkey_of s)
+C_KEY=$(pubkey_of c)
 nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
 	ktap_bail "ftvctl peer set ... flows 4 failed"
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel on the debug build"
