@@ -19,7 +19,9 @@
 #    kernel, no use after free);
 #  - with the debug build's joins_max lowered to 2 on S, flows 4 gets
 #    three connections up (S refuses the third join and counts it,
-#    flows_refused), and C's show says so (flows_up 3).
+#    flows_refused), and C's show says so (flows_up 3);
+#  - a renewal (the debug build's rekey_after_seconds) makes a new
+#    session, which gets its own four connections up.
 #
 #   ns C (initiator)          ns R (router)                    ns S (responder)
 #   +--------------------+   +------------------------------+  +--------------------+
@@ -37,7 +39,7 @@ trap cleanup EXIT
 
 PKT="$FTV_ROOT/selftests/ftvpkt.py"
 
-ktap_plan 12
+ktap_plan 13
 ftv_require
 for tool in conntrack tcpdump nc tc; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -135,6 +137,7 @@ ktap_eq "no kernel report of a write into freed memory" "" "$(freed_memory_repor
 
 # ---- a responder that takes two joins per session (debug build)
 ftv_use_debug_module
+kmark=$(kmsg_mark)
 echo 2 >/sys/module/ftv/parameters/joins_max
 nsx "$R" conntrack -F >/dev/null 2>&1
 paths_ftv 4 || ktap_bail "cannot configure ftv again"
@@ -152,5 +155,17 @@ flows_up=$(flows_up)
 ktap_eq "joins_max 2: S refuses the third join and counts it; C has 3 flows up" \
 	"yes 3" "$(refused_some && echo yes || echo no) $flows_up"
 ktap_eq "joins_max 2: R's conntrack lists three established connections" 3 "$(established)"
+
+# ---- a renewal: the new session opens joins of its own
+echo 16 >/sys/module/ftv/parameters/joins_max
+rekey=$(cat /sys/module/ftv/parameters/rekey_after_seconds)
+echo 3 >/sys/module/ftv/parameters/rekey_after_seconds
+# renewed : a ping through the tunnel, and S has made a second session
+renewed() { ping_ok "$C" 10.9.0.2; [ "$(s_made session)" -ge 2 ]; }
+wait_for 30 renewed
+echo "$rekey" >/sys/module/ftv/parameters/rekey_after_seconds
+wait_for 20 flows_up_is 4
+ktap_eq "after a renewal, S made a second session and C has four flows up" \
+	"yes 4" "$([ "$(s_made session)" -ge 2 ] && echo yes || echo no) $(flows_up)"
 
 ktap_finish
