@@ -60,36 +60,42 @@ bool __init ftv_join_selftest(void)
 {
 	static const siphash_key_t key = { { 0x0706050403020100ULL,
 					     0x0f0e0d0c0b0a0908ULL } };
-	struct ftv_join_window *w;
-	struct rhashtable table;
-	spinlock_t lock; /* the window's owner's */
+	/* Not on the stack: the table has a work item, which the
+	 * debug-objects checker wants in memory it tracks.
+	 */
+	struct {
+		struct ftv_join_window w;
+		struct rhashtable table;
+		spinlock_t lock; /* the window's owner's */
+	} *t;
 	bool ok = true;
 	size_t i;
 
-	w = kzalloc(sizeof(*w), GFP_KERNEL);
-	if (!w || ftv_join_table_init(&table)) {
-		kfree(w);
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t || ftv_join_table_init(&t->table)) {
+		kfree(t);
 		return false;
 	}
-	spin_lock_init(&lock);
-	spin_lock_bh(&lock);
-	ok = !ftv_join_window_start(w, &table, &lock, &key);
-	spin_unlock_bh(&lock);
+	spin_lock_init(&t->lock);
+	spin_lock_bh(&t->lock);
+	ok = !ftv_join_window_start(&t->w, &t->table, &t->lock, &key);
+	spin_unlock_bh(&t->lock);
 	if (ftv_join_token(&key, 1) == ftv_join_token(&key, 2))
 		ok = false;
 	for (i = 0; ok && i < ARRAY_SIZE(join_cases); i++)
-		ok = join_case(w, join_cases[i].index, join_cases[i].expect);
-	spin_lock_bh(&lock);
-	ftv_join_window_stop(w);
-	spin_unlock_bh(&lock);
-	if (atomic_read(&table.nelems)) {
+		ok = join_case(&t->w, join_cases[i].index,
+			       join_cases[i].expect);
+	spin_lock_bh(&t->lock);
+	ftv_join_window_stop(&t->w);
+	spin_unlock_bh(&t->lock);
+	if (atomic_read(&t->table.nelems)) {
 		pr_err("join self-test: %d tokens left after stopping\n",
-		       atomic_read(&table.nelems));
+		       atomic_read(&t->table.nelems));
 		ok = false;
 	}
 	synchronize_rcu();
-	ftv_join_table_uninit(&table);
-	kfree(w);
+	ftv_join_table_uninit(&t->table);
+	kfree(t);
 	if (ok)
 		pr_info("join self-tests: pass\n");
 	return ok;
