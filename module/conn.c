@@ -819,6 +819,32 @@ static int prepare_handshake(struct ftv_conn *conn,
 	return 0;
 }
 
+/*
+ * An initiator's connection for @tuple, from a port of its own (which
+ * fills in @tuple's local port), opening a session or joining @session.
+ * Return: it, in state NEW, or NULL.
+ */
+static struct ftv_conn *create_initiator(struct ftv_peer *peer,
+					 struct ftv_tuple *tuple,
+					 struct net *net,
+					 struct ftv_session *session)
+{
+	struct ftv_conn *conn;
+	struct socket *port;
+
+	port = reserve_port(tuple, net);
+	if (IS_ERR(port))
+		return NULL;
+	conn = ftv_conn_create(peer->device, peer, tuple, session, GFP_KERNEL);
+	if (!conn) {
+		sock_release(port);
+		return NULL;
+	}
+	conn->port = port;
+	conn->is_initiator = true;
+	return conn;
+}
+
 /* Everything about a new outgoing connection that may sleep. */
 static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 					  const struct ftv_endpoint *ep)
@@ -827,7 +853,6 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	struct ftv_identity identity;
 	struct ftv_conn *conn = NULL;
 	struct ftv_tuple tuple;
-	struct socket *port;
 	struct net *net;
 
 	if (!ftv_device_copy_identity(fdev, &identity))
@@ -838,17 +863,8 @@ static struct ftv_conn *prepare_initiator(struct ftv_peer *peer,
 	tuple_from_endpoint(&tuple, ep);
 	if (ftv_send_pick_source(fdev, net, &tuple))
 		goto out;
-	port = reserve_port(&tuple, net);
-	if (IS_ERR(port))
-		goto out;
-	conn = ftv_conn_create(fdev, peer, &tuple, NULL, GFP_KERNEL);
-	if (!conn) {
-		sock_release(port);
-		goto out;
-	}
-	conn->port = port;
-	conn->is_initiator = true;
-	if (prepare_handshake(conn, &identity)) {
+	conn = create_initiator(peer, &tuple, net, NULL);
+	if (conn && prepare_handshake(conn, &identity)) {
 		ftv_conn_free(conn);
 		conn = NULL;
 	}
@@ -1131,11 +1147,9 @@ static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn)
 /* An initiator's join, its SYN ready to go; or NULL. May sleep. */
 static struct ftv_conn *prepare_join(struct ftv_peer *peer)
 {
-	struct ftv_device *fdev = peer->device;
 	struct ftv_conn *conn = NULL;
 	struct ftv_session *s;
 	struct ftv_tuple tuple;
-	struct socket *port;
 	struct net *net;
 	u32 index;
 	u64 token;
@@ -1143,20 +1157,13 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
 	s = join_reserve(peer, &index, &token, &tuple);
 	if (!s)
 		return NULL;
-	net = get_creating_net(fdev);
-	if (!net)
-		goto out;
-	port = reserve_port(&tuple, net);
-	put_net(net);
-	if (IS_ERR(port))
-		goto out;
-	conn = ftv_conn_create(fdev, peer, &tuple, s, GFP_KERNEL);
-	if (!conn) {
-		sock_release(port);
-		goto out;
+	net = get_creating_net(peer->device);
+	if (net) {
+		conn = create_initiator(peer, &tuple, net, s);
+		put_net(net);
 	}
-	conn->port = port;
-	conn->is_initiator = true;
+	if (!conn)
+		goto out;
 	conn->join_index = index;
 	/* The token is the SYN's ISN and timestamp, as an opener's is. */
 	atomic_set(&conn->snd_nxt, lower_32_bits(token) + 1);

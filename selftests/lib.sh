@@ -277,6 +277,25 @@ capture_stop()
 	wait "$CAPTURE_PID" 2>/dev/null
 }
 
+# answered_in FILE HOST : whether HOST sent anything in capture FILE
+answered_in()
+{
+	[ "$(tcpdump -n -r "$1" "src host $2" 2>/dev/null | wc -l)" -ge 1 ]
+}
+
+# answers_in FILE HOST : "RSTS SYNACKS", what HOST sent in capture FILE:
+# how a SYN somebody replayed was answered
+answers_in()
+{
+	local rst synack
+
+	rst=$(tcpdump -n -r "$1" \
+		"src host $2 and tcp[tcpflags] & tcp-rst != 0" 2>/dev/null | wc -l)
+	synack=$(tcpdump -n -r "$1" \
+		"src host $2 and tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)" 2>/dev/null | wc -l)
+	echo "$rst $synack"
+}
+
 # The objects whose pr_debug "created" and "destroyed" lines must pair up.
 FTV_OBJECTS=(device peer connection session "FEC state")
 

@@ -32,6 +32,18 @@ refused() {
 	ktap_fails_with "$1" "$2" "$HERE/config-test" "$TMP/bad.conf"
 }
 
+# written_back NAME DESCRIPTION : $TMP/NAME.conf is written back as
+# $TMP/NAME.expected says, and what is written reads back the same; two
+# cases, "NAME: DESCRIPTION" and "NAME: ... (round trip)"
+written_back() {
+	"$HERE/config-test" "$TMP/$1.conf" >"$TMP/out" &&
+		diff -u "$TMP/$1.expected" "$TMP/out" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/$1.expected" "$TMP/out"
+	ktap_rc $? "$2"
+	"$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
+	ktap_rc $? "${2%%:*}: what is written reads back the same (round trip)"
+}
+
 # requests DESCRIPTION EXPECTED ARGS... : sync-test ARGS prints EXPECTED
 requests() {
 	local what=$1 want=$2 have
@@ -176,12 +188,7 @@ PublicKey = $OFFICE
 PublicKey = $SPARE
 FEC = off
 EOF
-"$HERE/config-test" "$TMP/fec.conf" >"$TMP/out" &&
-	diff -u "$TMP/fec.expected" "$TMP/out" | sed 's/^/# /'
-[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/fec.expected" "$TMP/out"
-ktap_rc $? "FEC and Shape: written back, FEC only when not the default auto"
-"$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
-ktap_rc $? "FEC and Shape: what is written reads back the same (round trip)"
+written_back fec "FEC and Shape: written back, FEC only when not the default auto"
 
 refused "FEC 0:1: K refused, token and line quoted" "bad.conf:3: FEC '0:1': K, the data segments per group, must be 1 to 64" <<EOF
 [Peer]
@@ -280,12 +287,7 @@ Flows = 4
 [Peer]
 PublicKey = $OFFICE
 EOF
-"$HERE/config-test" "$TMP/flows.conf" >"$TMP/out" &&
-	diff -u "$TMP/flows.expected" "$TMP/out" | sed 's/^/# /'
-[ "${PIPESTATUS[0]}" = 0 ] && cmp -s "$TMP/flows.expected" "$TMP/out"
-ktap_rc $? "Flows: written back only when not the default 1"
-"$HERE/config-test" "$TMP/out" | cmp -s "$TMP/out" -
-ktap_rc $? "Flows: what is written reads back the same (round trip)"
+written_back flows "Flows: written back only when not the default 1"
 refused "Flows 0 refused, line quoted" "bad.conf:3: '0' is not a number of flows (1 to 8)" <<EOF
 [Peer]
 PublicKey = $LAPTOP
