@@ -50,6 +50,8 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_REJECT },
 	[FTV_PEER_A_FLOWS] = NLA_POLICY_RANGE(NLA_U8, 1, FTV_MAX_FLOWS),
 	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_REJECT },
+	[FTV_PEER_A_ROTATIONS] = { .type = NLA_REJECT },
+	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -298,6 +300,9 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	    nla_put_u8(skb, FTV_PEER_A_STATE, state) ||
 	    nla_put_u8(skb, FTV_PEER_A_FLOWS, READ_ONCE(peer->flows)) ||
 	    nla_put_u8(skb, FTV_PEER_A_FLOWS_UP, flows_up) ||
+	    nla_put_u64_64bit(skb, FTV_PEER_A_ROTATIONS,
+			      atomic64_read(&peer->rotations), FTV_PEER_A_PAD) ||
+	    nla_put_u32(skb, FTV_PEER_A_ROTATE, READ_ONCE(peer->rotate)) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
 	    put_fec(skb, peer))
 		return -EMSGSIZE;
@@ -810,6 +815,27 @@ static int check_fec(struct nlattr **tb, struct netlink_ext_ack *extack)
 	return 0;
 }
 
+/*
+ * Off, auto or a byte budget: a policy cannot say "0, 1 or a range", so
+ * the spec gives rotate no checks (the policy only its type) and this
+ * does them.
+ */
+static int check_rotate(struct nlattr **tb, struct netlink_ext_ack *extack)
+{
+	struct nlattr *attr = tb[FTV_PEER_A_ROTATE];
+	u32 rotate;
+
+	if (!attr)
+		return 0;
+	rotate = nla_get_u32(attr);
+	if (rotate == FTV_ROTATE_OFF || rotate == FTV_ROTATE_AUTO ||
+	    (rotate >= FTV_ROTATE_MIN && rotate <= FTV_ROTATE_MAX))
+		return 0;
+	NL_SET_ERR_MSG_ATTR(extack, attr,
+			    "rotate must be 0 (off), 1 (auto) or a budget of 4096 bytes to 1 GiB");
+	return -EINVAL;
+}
+
 /* Rules that span several peer attributes; the policy checked the rest. */
 static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 {
@@ -848,7 +874,7 @@ static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 		if (ret)
 			return ret;
 	}
-	return check_fec(tb, extack);
+	return check_fec(tb, extack) ?: check_rotate(tb, extack);
 }
 
 static void endpoint_from_attrs(struct ftv_endpoint *ep, struct nlattr **tb)
@@ -964,6 +990,8 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 				 nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) : 0);
 	if (tb[FTV_PEER_A_FLOWS])
 		ftv_peer_set_flows(peer, nla_get_u8(tb[FTV_PEER_A_FLOWS]));
+	if (tb[FTV_PEER_A_ROTATE])
+		ftv_peer_set_rotate(peer, nla_get_u32(tb[FTV_PEER_A_ROTATE]));
 	apply_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS],
 			 flags & FTV_PEER_F_REPLACE_ALLOWEDIPS, &reserve);
 out:

@@ -48,6 +48,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	INIT_LIST_HEAD(&peer->conns);
 	ftv_peer_set_fec(peer, FTV_FEC_AUTO, 0, 0);
 	ftv_peer_set_flows(peer, 1);
+	ftv_peer_set_rotate(peer, FTV_ROTATE_AUTO);
 	skb_queue_head_init(&peer->staged);
 	kref_init(&peer->refcount);
 	ftv_timers_init(peer);
@@ -300,6 +301,18 @@ void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows)
 	 */
 	if (old && flows > old && rcu_access_pointer(peer->conn))
 		ftv_timers_want_connection(peer);
+}
+
+/**
+ * ftv_peer_set_rotate - change when a connection of the peer's sessions
+ *	is replaced for what it carried towards the client
+ * @peer: the peer
+ * @rotate: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or a budget in bytes,
+ *	FTV_ROTATE_MIN to FTV_ROTATE_MAX (netlink checks it)
+ */
+void ftv_peer_set_rotate(struct ftv_peer *peer, u32 rotate)
+{
+	WRITE_ONCE(peer->rotate, rotate);
 }
 
 /* Returns whether the peer moved from a known endpoint. */

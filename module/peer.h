@@ -104,6 +104,15 @@ struct ftv_endpoint {
  * @last_sent: jiffies when data was last sent
  * @rx_bytes: inner bytes received
  * @tx_bytes: inner bytes sent
+ * @rotations: connections of its sessions given up and replaced, having
+ *	stalled or carried their budget (flow.c)
+ * @rotate: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or the bytes a connection may
+ *	carry towards us before it is replaced; written by
+ *	ftv_peer_set_rotate() only, read with READ_ONCE()
+ * @rotate_learned: auto: the budget learned from a connection that froze
+ *	(0 before), for the sessions we open; flow.c
+ * @budget_told: responder: the budget the initiator last gave a
+ *	connection, for the connections it has not given one yet (flow.c)
  * @last_handshake: wall-clock seconds of the last completed handshake
  * @drops: drops attributed to this peer
  * @internal_id: number for debug messages
@@ -145,6 +154,10 @@ struct ftv_peer {
 	unsigned long last_sent;
 	atomic64_t rx_bytes;
 	atomic64_t tx_bytes;
+	atomic64_t rotations;
+	u32 rotate;
+	u32 rotate_learned;
+	u32 budget_told;
 	time64_t last_handshake;
 	struct ftv_drops drops;
 	u64 internal_id;
@@ -165,6 +178,7 @@ int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk);
 void ftv_peer_set_keepalive(struct ftv_peer *peer, u16 seconds);
 void ftv_peer_set_fec(struct ftv_peer *peer, u8 mode, u8 data, u8 repair);
 void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows);
+void ftv_peer_set_rotate(struct ftv_peer *peer, u32 rotate);
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);

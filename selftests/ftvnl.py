@@ -158,7 +158,7 @@ DEFAULT_TYPES = {
     "family": "u16", "ipaddr": "ip", "cidr_mask": "u8",
     "shape": "u8", "fec_mode": "u8",
     "fec_data": "u8", "fec_repair": "u8", "flows": "u8",
-    "flows_up": "u8",
+    "flows_up": "u8", "rotations": "u64", "rotate": "u32",
 }
 
 

@@ -11,7 +11,7 @@
 #    setconf a.conf:                  setconf b.conf:            of A made
 #    peer b, endpoint B:51820,        peer a, 10.9.0.1/32        from A's
 #    10.9.0.2/32, keepalive 25,       (+ peer c, 10.9.0.3/32,    showconf
-#    flows 3
+#    flows 3, rotate 64m
 #   veth0 10.0.0.1 ----------------- veth0 10.0.0.2              (no link)
 #                                     for a while)
 #
@@ -63,6 +63,7 @@ Endpoint = 10.0.0.2:$FTV_PORT
 AllowedIPs = 10.9.0.2/32
 PersistentKeepalive = 25
 Flows = 3
+Rotate = 64m
 EOF
 cat >"$FTV_TMP/b.conf" <<EOF
 [Interface]
@@ -107,7 +108,8 @@ config_view()
 {
 	ftv_json "$1" ftv0 'json.dumps([d["public_key"], d["listen_port"], d["fwmark"],
 		sorted([p["public_key"], p["endpoint"], sorted(p["allowed_ips"]),
-			p["persistent_keepalive"], p["flows"]] for p in d["peers"])])'
+			p["persistent_keepalive"], p["flows"], p["rotate"]]
+			for p in d["peers"])])'
 }
 
 # ---- setconf
@@ -120,11 +122,12 @@ nsx "$B" "$FTVCTL" monitor ftv0 --json >"$FTV_TMP/events" 2>&1 &
 bg_track $!
 sleep 1
 if nsx "$A" "$FTVCTL" setconf ftv0 "$FTV_TMP/a.conf"; then
-	got=$(ftv_json "$A" ftv0 '"%s %d %s %s %d %d" % (d["public_key"],
+	got=$(ftv_json "$A" ftv0 '"%s %d %s %s %d %d %s" % (d["public_key"],
 		d["fwmark"], d["peers"][0]["endpoint"], d["peers"][0]["allowed_ips"],
-		d["peers"][0]["persistent_keepalive"], d["peers"][0]["flows"])')
+		d["peers"][0]["persistent_keepalive"], d["peers"][0]["flows"],
+		d["peers"][0]["rotate"])')
 	ktap_eq "setconf: the device is what the file says" \
-		"$(pubkey_of a) 66 10.0.0.2:$FTV_PORT ['10.9.0.2/32'] 25 3" "$got"
+		"$(pubkey_of a) 66 10.0.0.2:$FTV_PORT ['10.9.0.2/32'] 25 3 67108864" "$got"
 else
 	ktap_bail "setconf refused a valid file"
 fi

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 47
+ktap_plan 54
 ftv_require
 
 # nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
@@ -177,6 +177,28 @@ nl_expect "flows 8 is accepted" 0 "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows=8 '}'
 nl_expect "flows_up is get only: EINVAL (policy)" "EINVAL" "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flows_up=1 '}'
+nl_expect "rotations is get only: EINVAL (policy)" "EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" rotations=1 '}'
+
+# ---- rotate: 0 (off), 1 (auto) or FTV_ROTATE_MIN (4096) to _MAX (1 GiB),
+# checked in code (a policy cannot say it), with an extack message
+
+# rotate_now : the rotate the kernel reports for $PEER, ftv0's only peer
+rotate_now()
+{
+	ftvnl_in "$N" --dump get_device ifname=ftv0 | sed -n 's/^ *rotate: //p'
+}
+
+nl_expect "rotate 12288 is accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" rotate=12288 '}'
+ktap_eq "rotate 12288 is read back" 12288 "$(rotate_now)"
+nl_expect "rotate 1 (auto) is accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" rotate=1 '}'
+ktap_eq "rotate 1 is read back" 1 "$(rotate_now)"
+nl_expect "rotate 100: EINVAL, a budget too small" EINVAL "rotate" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" rotate=100 '}'
+nl_expect "rotate 1 GiB + 1: EINVAL, a budget too large" EINVAL "1 GiB" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" rotate=1073741825 '}'
 
 # ---- a peer too big for one dump message (review of 891c642: the dump
 # restarted such a peer forever); ftvctl sends the list in parts

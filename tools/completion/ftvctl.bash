@@ -19,7 +19,7 @@ _ftvctl()
 	_init_completion || return
 
 	local commands="show showconf set setconf syncconf peer monitor genkey genpsk pubkey help"
-	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec flows"
+	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec flows rotate"
 
 	if ((cword == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
@@ -78,6 +78,9 @@ _ftvctl()
 				mapfile -t COMPREPLY < <(compgen -W "off auto 16:2 8:2" -- "$cur")
 			elif [[ $prev == flows ]]; then
 				mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8" -- "$cur")
+			elif [[ $prev == rotate ]]; then
+				# A byte budget is any size; these are examples of it.
+				mapfile -t COMPREPLY < <(compgen -W "off auto 12k 1m" -- "$cur")
 			fi
 		fi
 		;;

@@ -118,6 +118,12 @@ static bool parse_peer_flows(struct reader *r, const char *value)
 	return parse_flows(&r->peer->flows, value);
 }
 
+static bool parse_peer_rotate(struct reader *r, const char *value)
+{
+	r->peer->flags |= PEER_HAS_ROTATE;
+	return parse_rotate(&r->peer->rotate, value);
+}
+
 static const struct key keys[] = {
 	{ "PrivateKey", SECTION_INTERFACE, parse_private_key, false },
 	{ "ListenPort", SECTION_INTERFACE, parse_listen_port, false },
@@ -131,6 +137,7 @@ static const struct key keys[] = {
 	{ "PersistentKeepalive", SECTION_PEER, parse_peer_keepalive, false },
 	{ "FEC", SECTION_PEER, parse_peer_fec, false },
 	{ "Flows", SECTION_PEER, parse_peer_flows, false },
+	{ "Rotate", SECTION_PEER, parse_peer_rotate, false },
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -370,6 +377,7 @@ static void write_peer(FILE *f, const struct peer *peer)
 	char buf[ALLOWEDIP_STRLEN > ENDPOINT_STRLEN ? ALLOWEDIP_STRLEN
 						    : ENDPOINT_STRLEN];
 	const struct allowedip *ip;
+	char rotate[ROTATE_STRLEN];
 	char fec[FEC_STRLEN];
 
 	fprintf(f, "\n[Peer]\n");
@@ -398,6 +406,10 @@ static void write_peer(FILE *f, const struct peer *peer)
 	}
 	if (peer_flows(peer) != FLOWS_DEFAULT)
 		fprintf(f, "Flows = %u\n", peer->flows);
+	if (peer_rotate(peer) != ROTATE_DEFAULT) {
+		rotate_to_string(rotate, peer->rotate);
+		fprintf(f, "Rotate = %s\n", rotate);
+	}
 }
 
 void config_write(FILE *f, const struct device *dev)

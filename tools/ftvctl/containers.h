@@ -48,10 +48,21 @@ enum {
 	PEER_HAS_FLOWS = 1U << 8,
 	/* Read back only: the kernel reported FTV_PEER_A_FLOWS_UP. */
 	PEER_HAS_FLOWS_UP = 1U << 9,
+	/* Read back only: the kernel reported FTV_PEER_A_ROTATIONS. */
+	PEER_HAS_ROTATIONS = 1U << 10,
+	PEER_HAS_ROTATE = 1U << 11,
 };
 
 /* The flows of a peer that was never given a setting. */
 #define FLOWS_DEFAULT 1
+
+/* The rotate setting of a peer that was never given one. */
+#define ROTATE_DEFAULT FTV_ROTATE_AUTO
+
+/* "off", "auto", "12k" or up to 10 digits, a suffix as far as the
+ * compiler knows, and a NUL
+ */
+#define ROTATE_STRLEN 12
 
 /* Forward error correction: a setting, and what it does now. */
 struct fec {
@@ -90,6 +101,7 @@ struct peer {
 	uint16_t persistent_keepalive;
 	struct fec fec;
 	uint8_t flows;		/* 1 to FTV_MAX_FLOWS */
+	uint32_t rotate;	/* FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
 	struct allowedip *first_allowedip, *last_allowedip;
 
 	/* State, only ever read back from the kernel. */
@@ -98,6 +110,7 @@ struct peer {
 	uint64_t tx_bytes;
 	uint8_t state;
 	uint8_t flows_up;	/* connections of the session that are up */
+	uint64_t rotations;	/* connections replaced, having stalled */
 	struct drops drops;
 	struct fec_stats fec_stats;
 };
@@ -159,6 +172,10 @@ bool fec_equal(struct fec a, struct fec b);
 void fec_to_string(char buf[FEC_STRLEN], struct fec fec);
 /* The flows of @peer: the ones it was given, or FLOWS_DEFAULT. */
 uint8_t peer_flows(const struct peer *peer);
+/* The rotate setting of @peer: the one it was given, or ROTATE_DEFAULT. */
+uint32_t peer_rotate(const struct peer *peer);
+/* "off", "auto", or the bytes with the largest k, m or g that divides them */
+void rotate_to_string(char buf[ROTATE_STRLEN], uint32_t rotate);
 /*
  * Whether two peers route the same prefixes, in any order, host bits
  * ignored as the kernel ignores them. Returns -ENOMEM, or 1 or 0.

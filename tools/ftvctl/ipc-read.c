@@ -56,6 +56,8 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_FLOWS] = { .type = NLA_U8 },
 	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_U8 },
+	[FTV_PEER_A_ROTATIONS] = { .type = NLA_U64 },
+	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
@@ -228,6 +230,14 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	if (tb[FTV_PEER_A_FLOWS_UP]) {
 		peer->flows_up = nla_get_u8(tb[FTV_PEER_A_FLOWS_UP]);
 		peer->flags |= PEER_HAS_FLOWS_UP;
+	}
+	if (tb[FTV_PEER_A_ROTATIONS]) {
+		peer->rotations = nla_get_u64(tb[FTV_PEER_A_ROTATIONS]);
+		peer->flags |= PEER_HAS_ROTATIONS;
+	}
+	if (tb[FTV_PEER_A_ROTATE]) {
+		peer->rotate = nla_get_u32(tb[FTV_PEER_A_ROTATE]);
+		peer->flags |= PEER_HAS_ROTATE;
 	}
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))

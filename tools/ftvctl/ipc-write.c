@@ -170,6 +170,8 @@ static int put_peer(struct nl_msg *msg, const struct request *req)
 			    peer->persistent_keepalive);
 	if (peer->flags & PEER_HAS_FLOWS)
 		NLA_PUT_U8(msg, FTV_PEER_A_FLOWS, peer->flows);
+	if (peer->flags & PEER_HAS_ROTATE)
+		NLA_PUT_U32(msg, FTV_PEER_A_ROTATE, peer->rotate);
 	if ((peer->flags & PEER_HAS_FEC) && put_fec(msg, &peer->fec))
 		goto nla_put_failure;
 	/* With the replace flag an empty list means "none", so send it too. */

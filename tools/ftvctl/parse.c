@@ -127,6 +127,52 @@ bool parse_flows(uint8_t *flows, const char *value)
 	return true;
 }
 
+/*
+ * "off", "auto", or a byte budget: decimal digits and maybe k, m or g (or
+ * K, M, G), which multiply by 1024, 1024^2, 1024^3.
+ */
+bool parse_rotate(uint32_t *rotate, const char *value)
+{
+	static const char suffixes[] = "kmg";
+	size_t len = strlen(value);
+	unsigned int shift = 0;
+	const char *suffix;
+	unsigned long n;
+	char buf[24];
+
+	if (!strcmp(value, "off")) {
+		*rotate = FTV_ROTATE_OFF;
+		return true;
+	}
+	if (!strcmp(value, "auto")) {
+		*rotate = FTV_ROTATE_AUTO;
+		return true;
+	}
+	suffix = len ? strchr(suffixes, tolower((unsigned char)value[len - 1]))
+		     : NULL;
+	if (suffix && *suffix) {
+		shift = 10 * (suffix - suffixes + 1);
+		len--;
+	}
+	if (!len || len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	if (!parse_ulong(&n, buf, 10, ULONG_MAX))
+		goto bad;
+	if (n > FTV_ROTATE_MAX >> shift || n << shift < FTV_ROTATE_MIN) {
+		print_error("rotate '%s': a budget must be %d bytes (4k) to %u (1g)",
+			    value, FTV_ROTATE_MIN, FTV_ROTATE_MAX);
+		return false;
+	}
+	*rotate = n << shift;
+	return true;
+bad:
+	print_error("'%s' is not a rotate setting (off, auto, or a budget in bytes, with k, m or g for KiB, MiB or GiB)",
+		    value);
+	return false;
+}
+
 /* Whether @value is "K:M", two decimal numbers. */
 static bool split_fec_ratio(unsigned long *k, unsigned long *m,
 			    const char *value)

@@ -19,6 +19,8 @@ bool parse_keepalive(uint16_t *seconds, const char *value);
 /* "off", "auto" or "K:M" */
 bool parse_fec(struct fec *fec, const char *value);
 bool parse_flows(uint8_t *flows, const char *value);
+/* "off", "auto" or bytes, with k, m or g for KiB, MiB or GiB */
+bool parse_rotate(uint32_t *rotate, const char *value);
 /* "on" or "off" */
 bool parse_shape(bool *shape, const char *value);
 bool parse_endpoint(union endpoint *ep, const char *value);

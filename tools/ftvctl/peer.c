@@ -28,7 +28,7 @@ static void usage(FILE *out)
 		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>]\n"
 		"           [allowed-ips <cidr>[,<cidr>...]] [preshared-key <file>]\n"
 		"           [persistent-keepalive <seconds> | off] [fec off | auto | <K>:<M>]\n"
-		"           [flows <1-8>]\n"
+		"           [flows <1-8>] [rotate off | auto | <bytes>[k|m|g]]\n"
 		"       %1$s peer set <interface> <public-key> [the options of add]\n"
 		"       %1$s peer del <interface> <public-key>\n",
 		PROG_NAME);
@@ -71,6 +71,10 @@ static bool peer_option(struct peer *peer, const struct peer_op *op,
 	if (!strcmp(option, "flows")) {
 		peer->flags |= PEER_HAS_FLOWS;
 		return parse_flows(&peer->flows, value);
+	}
+	if (!strcmp(option, "rotate")) {
+		peer->flags |= PEER_HAS_ROTATE;
+		return parse_rotate(&peer->rotate, value);
 	}
 	print_error("peer %s: unknown option '%s'", op->name, option);
 	usage(stderr);

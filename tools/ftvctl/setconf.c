@@ -171,6 +171,20 @@ static void flows_changes(struct peer *change, const struct peer *want,
 	change->flags |= PEER_HAS_FLOWS;
 }
 
+/* Rotate, as flows. */
+static void rotate_changes(struct peer *change, const struct peer *want,
+			   const struct peer *have)
+{
+	if (!(have->flags & PEER_HAS_ROTATE)) {
+		if (!(want->flags & PEER_HAS_ROTATE))
+			return;
+	} else if (peer_rotate(want) == have->rotate) {
+		return;
+	}
+	change->rotate = peer_rotate(want);
+	change->flags |= PEER_HAS_ROTATE;
+}
+
 /*
  * What of @want differs from @have, in @change. An endpoint is only set
  * when the file gives one: the kernel reports the address a peer last
@@ -204,6 +218,7 @@ static int peer_changes(struct peer *change, const struct peer *want,
 	}
 	fec_changes(change, want, have);
 	flows_changes(change, want, have);
+	rotate_changes(change, want, have);
 	psk_changes(change, want, have, keys_reported);
 	return change->flags != PEER_HAS_PUBLIC_KEY;
 }

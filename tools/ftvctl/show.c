@@ -117,7 +117,10 @@ static void print_fec_counters(const struct fec_stats *st, bool always)
 	       st->groups_lost == 1 ? "" : "s");
 }
 
-/* Said only when not the default, or when more than one is up. */
+/*
+ * Said only when not the default, or when more than one is up; the
+ * connections replaced only when there were some.
+ */
 static void print_flows_text(const struct peer *peer)
 {
 	bool up = peer->flags & PEER_HAS_FLOWS_UP;
@@ -128,7 +131,20 @@ static void print_flows_text(const struct peer *peer)
 	printf("  flows: %u", peer->flows);
 	if (up)
 		printf(", %u up", peer->flows_up);
+	if ((peer->flags & PEER_HAS_ROTATIONS) && peer->rotations)
+		printf(", %" PRIu64 " replaced", peer->rotations);
 	printf("\n");
+}
+
+/* "rotate: 12k" or "rotate: off"; said only when not the default, auto. */
+static void print_rotate_text(const struct peer *peer)
+{
+	char rotate[ROTATE_STRLEN];
+
+	if (!(peer->flags & PEER_HAS_ROTATE) || peer->rotate == ROTATE_DEFAULT)
+		return;
+	rotate_to_string(rotate, peer->rotate);
+	printf("  rotate: %s\n", rotate);
 }
 
 /* "fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, ..." */
@@ -191,6 +207,7 @@ static void print_peer_text(const struct peer *peer)
 		       peer->persistent_keepalive == 1 ? "" : "s");
 	print_fec_text(peer);
 	print_flows_text(peer);
+	print_rotate_text(peer);
 	print_drops_text(&peer->drops);
 }
 
@@ -383,6 +400,22 @@ static void print_fec_json(const struct peer *peer)
 	out_lit("}");
 }
 
+/*
+ * "auto" or "off" as strings, a byte budget as a number; null from a
+ * module that does not report it.
+ */
+static void print_rotate_json(const struct peer *peer)
+{
+	if (!(peer->flags & PEER_HAS_ROTATE))
+		out_lit(", \"rotate\": null");
+	else if (peer->rotate == FTV_ROTATE_AUTO)
+		out_lit(", \"rotate\": \"auto\"");
+	else if (peer->rotate == FTV_ROTATE_OFF)
+		out_lit(", \"rotate\": \"off\"");
+	else
+		out_field(false, "rotate", peer->rotate);
+}
+
 /* One line per peer: 10^5 peers stay greppable and half the size. */
 static void print_peer_json(const struct peer *peer)
 {
@@ -428,6 +461,11 @@ static void print_peer_json(const struct peer *peer)
 		out_field(false, "flows_up", peer->flows_up);
 	else
 		out_lit(", \"flows_up\": null");
+	if (peer->flags & PEER_HAS_ROTATIONS)
+		out_field(false, "rotations", peer->rotations);
+	else
+		out_lit(", \"rotations\": null");
+	print_rotate_json(peer);
 	out(peer->next ? "},\n" : "}\n");
 	line_flush();
 }

@@ -143,6 +143,8 @@ enum ftv_peer_attr {
 	FTV_PEER_A_FEC_STATS,		/* nest, enum ftv_fec_stats_attr; get only */
 	FTV_PEER_A_FLOWS,		/* u8, 1 to FTV_MAX_FLOWS */
 	FTV_PEER_A_FLOWS_UP,		/* u8, get only */
+	FTV_PEER_A_ROTATIONS,		/* u64, get only */
+	FTV_PEER_A_ROTATE,		/* u32: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -161,6 +163,12 @@ enum ftv_fec_mode {
 
 /* Limit of FTV_PEER_A_FLOWS */
 #define FTV_MAX_FLOWS		8
+
+/* FTV_PEER_A_ROTATE: never, learned, or a byte budget in [MIN, MAX] */
+#define FTV_ROTATE_OFF		0
+#define FTV_ROTATE_AUTO		1
+#define FTV_ROTATE_MIN		4096
+#define FTV_ROTATE_MAX		1073741824U	/* 1 GiB */
 
 /* FTV_PEER_A_FEC_STATS */
 enum ftv_fec_stats_attr {

@@ -177,6 +177,8 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 		[ "$(comp _ftvctl ftvctl monitor --j)" = --json ] &&
 		[ "$(comp _ftvctl ftvctl peer add ftv0 KEY f)" = "fec flows" ] &&
 		[ "$(comp _ftvctl ftvctl peer add ftv0 KEY flows 4)" = 4 ] &&
+		[ "$(comp _ftvctl ftvctl peer add ftv0 KEY r)" = rotate ] &&
+		[ "$(comp _ftvctl ftvctl peer set ftv0 KEY rotate a)" = auto ] &&
 		[ "$(comp _ftvctl ftvctl peer set ftv0 KEY fec a)" = auto ] &&
 		[ "$(comp _ftvctl ftvctl set ftv0 sh)" = shape ] &&
 		[ "$(comp _ftvctl ftvctl set ftv0 shape o)" = "on off" ] &&

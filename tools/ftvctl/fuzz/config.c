@@ -55,6 +55,7 @@ static bool peer_same(const struct peer *a, const struct peer *b)
 	       a->persistent_keepalive == b->persistent_keepalive &&
 	       fec_equal(peer_fec(a), peer_fec(b)) &&
 	       peer_flows(a) == peer_flows(b) &&
+	       peer_rotate(a) == peer_rotate(b) &&
 	       peer_allowedips_equal(a, b) == 1;
 }
 

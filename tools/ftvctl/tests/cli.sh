@@ -105,6 +105,16 @@ expect_fail "peer: flows 0 refused" "'0' is not a number of flows (1 to 8)" \
 	-- peer add ftv0 "$alice_pub" flows 0
 expect_fail "peer: flows 9 refused" "'9' is not a number of flows (1 to 8)" \
 	-- peer set ftv0 "$alice_pub" flows 9
+expect_fail "peer: rotate 4095 refused" "rotate '4095': a budget must be 4096 bytes (4k) to 1073741824 (1g)" \
+	-- peer add ftv0 "$alice_pub" rotate 4095
+expect_fail "peer: rotate 1 refused (a budget, not auto)" "rotate '1': a budget must be 4096 bytes" \
+	-- peer set ftv0 "$alice_pub" rotate 1
+expect_fail "peer: rotate 2g refused" "rotate '2g': a budget must be .* to 1073741824 (1g)" \
+	-- peer set ftv0 "$alice_pub" rotate 2g
+for bad in x 12kb k -4k +4096 " 4096" 4096.5 0x1000 Auto ""; do
+	expect_fail "peer: rotate '$bad' refused, quoted" "'$bad' is not a rotate setting (off, auto, or a budget in bytes" \
+		-- peer set ftv0 "$alice_pub" rotate "$bad"
+done
 expect_fail "peer: fec 0:1, K too small" "FEC '0:1': K, the data segments per group, must be 1 to 64" \
 	-- peer add ftv0 "$alice_pub" fec 0:1
 expect_fail "peer: fec 65:1, K too large" "FEC '65:1': K, .* must be 1 to 64" \
@@ -137,6 +147,10 @@ else
 		expect_fail "module not loaded: after a valid fec $fec" "not loaded" \
 			-- peer set ftv0 "$alice_pub" fec "$fec"
 	done
+	for rotate in off auto 4096 12k 12K 1024m 1g; do
+		expect_fail "module not loaded: after a valid rotate $rotate" "not loaded" \
+			-- peer set ftv0 "$alice_pub" rotate "$rotate"
+	done
 	for shape in on off; do
 		expect_fail "module not loaded: after a valid shape $shape" "not loaded" \
 			-- set ftv0 shape "$shape"
@@ -161,7 +175,7 @@ assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
-	"flows", "flows_up"]
+	"flows", "flows_up", "rotations", "rotate"]
 assert list(p[0]["drops"]) == drops + later + ["flows_refused"]
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
@@ -170,6 +184,8 @@ assert p[1]["fec"] == "8:4" and p[1]["fec_stats"]["active"] is False
 assert p[2]["fec"] is None and p[2]["fec_stats"] is None
 assert p[0]["flows"] == 4 and p[1]["flows"] == 1 and p[2]["flows"] is None
 assert p[0]["flows_up"] == 3 and p[1]["flows_up"] == 0 and p[2]["flows_up"] is None
+assert p[0]["rotations"] == 2 and p[1]["rotations"] == 0 and p[2]["rotations"] is None
+assert p[0]["rotate"] == 12288 and p[1]["rotate"] == "auto" and p[2]["rotate"] is None
 assert p[1]["endpoint"] == "[fd00::1]:443"
 assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
@@ -189,8 +205,10 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, 0 groups lost$" "$TMP/text" &&
 	grep -q "^  fec: 8:4 (peer has no FEC)$" "$TMP/text" &&
 	[ "$(grep -c "^  fec: " "$TMP/text")" = 2 ] &&
-	grep -q "^  flows: 4, 3 up$" "$TMP/text" &&
+	grep -q "^  flows: 4, 3 up, 2 replaced$" "$TMP/text" &&
 	[ "$(grep -c "^  flows: " "$TMP/text")" = 1 ] &&
+	grep -q "^  rotate: 12k$" "$TMP/text" &&
+	[ "$(grep -c "^  rotate: " "$TMP/text")" = 1 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	ktap_rc $? "show: text output"
 fi

@@ -309,6 +309,76 @@ requests "syncconf: a module without flows is given the Flows the file names" \
 	"set_peer key=3p7bfXt9 flows=2" \
 	syncconf "$TMP/flows.conf" "$TMP/flows2.conf" --no-fec
 
+# ---- Rotate
+
+cat >"$TMP/rotate.conf" <<EOF
+[Interface]
+ListenPort = 443
+[Peer]
+PublicKey = $LAPTOP
+Rotate = 12288
+[Peer]
+PublicKey = $OFFICE
+rotate=auto
+[Peer]
+PublicKey = $SPARE
+Rotate = off
+[Peer]
+PublicKey = $NEW
+Rotate = 1G
+EOF
+cat >"$TMP/rotate.expected" <<EOF
+[Interface]
+ListenPort = 443
+
+[Peer]
+PublicKey = $LAPTOP
+Rotate = 12k
+
+[Peer]
+PublicKey = $OFFICE
+
+[Peer]
+PublicKey = $SPARE
+Rotate = off
+
+[Peer]
+PublicKey = $NEW
+Rotate = 1g
+EOF
+written_back rotate "Rotate: written back only when not the default auto, in k, m or g when exact"
+refused "Rotate 4095 refused, line quoted" "bad.conf:3: rotate '4095': a budget must be 4096 bytes (4k) to 1073741824 (1g)" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Rotate = 4095
+EOF
+refused "Rotate 1025m refused" "bad.conf:3: rotate '1025m': a budget must be 4096 bytes" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Rotate = 1025m
+EOF
+refused "Rotate 12kb refused" "bad.conf:3: '12kb' is not a rotate setting (off, auto, or a budget in bytes" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Rotate = 12kb
+EOF
+requests "setconf: Rotate is sent as the file gives it" \
+"set_device ftv0 listen-port=443 replace-peers
+new_peer key=3p7bfXt9 rotate=12k
+new_peer key=EBESExQV rotate=auto
+new_peer key=ICEiIyQl rotate=off
+new_peer key=MDEyMzQ1 rotate=1g" setconf "$TMP/rotate.conf"
+sed 's/^Rotate = 12288$/Rotate = 5000/; /^rotate=auto$/d; /^Rotate = off$/d' \
+	"$TMP/rotate.conf" >"$TMP/rotate2.conf"
+requests "syncconf: changed Rotate is a change; left out, it goes back to auto" \
+"set_peer key=3p7bfXt9 rotate=5000
+set_peer key=ICEiIyQl rotate=auto" syncconf "$TMP/rotate.conf" "$TMP/rotate2.conf"
+grep -v '^Rotate = \|^rotate=' "$TMP/rotate.conf" >"$TMP/rotate0.conf"
+requests "syncconf: a module without rotate is given the Rotate the file names" \
+"set_peer key=3p7bfXt9 rotate=5000
+set_peer key=MDEyMzQ1 rotate=1g" \
+	syncconf "$TMP/rotate0.conf" "$TMP/rotate2.conf" --no-fec
+
 # ---- many peers
 
 # peers N [EXTRA] : a file of N peers with one /32 each; EXTRA is appended

@@ -109,6 +109,8 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	put_fec_stats(msg, true, 16, 2);
 	nla_put_u8(msg, FTV_PEER_A_FLOWS, 4);
 	nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 3);
+	nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 2);
+	nla_put_u32(msg, FTV_PEER_A_ROTATE, 12288);
 	nla_nest_end(msg, peer);
 }
 
@@ -130,6 +132,8 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		put_fec_stats(msg, false, 0, 0);
 		nla_put_u8(msg, FTV_PEER_A_FLOWS, 1);
 		nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 0);
+		nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 0);
+		nla_put_u32(msg, FTV_PEER_A_ROTATE, FTV_ROTATE_AUTO);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (first_part)
@@ -245,6 +249,10 @@ static void test_dump_merge(void)
 	      fec_equal(b->fec, (struct fec){ FTV_FEC_FIXED, 8, 4 }) &&
 	      !b->fec_stats.active && !(c->flags & (PEER_HAS_FEC | PEER_HAS_FEC_STATS)),
 	      "dump: FEC settings and statistics read");
+	check((a->flags & PEER_HAS_ROTATE) && a->rotate == 12288 &&
+	      (b->flags & PEER_HAS_ROTATE) && b->rotate == FTV_ROTATE_AUTO &&
+	      !(c->flags & PEER_HAS_ROTATE),
+	      "dump: rotate read, absent from an older module");
 	devices_free(devs);
 }
 
@@ -340,8 +348,10 @@ static void test_request_peer_add(void)
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
 				      PEER_HAS_PRESHARED_KEY |
 				      PEER_HAS_PERSISTENT_KEEPALIVE |
-				      PEER_HAS_FEC | PEER_HAS_FLOWS,
-			     .fec = { FTV_FEC_FIXED, 16, 2 }, .flows = 3 };
+				      PEER_HAS_FEC | PEER_HAS_FLOWS |
+				      PEER_HAS_ROTATE,
+			     .fec = { FTV_FEC_FIXED, 16, 2 }, .flows = 3,
+			     .rotate = 1U << 20 };
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
 	struct allowedip ip4 = { .family = AF_INET, .cidr = 24 };
 	struct allowedip ip6 = { .family = AF_INET6, .cidr = 64 };
@@ -367,6 +377,7 @@ static void test_request_peer_add(void)
 	      nla_get_u8(tb[FTV_PEER_A_FEC_DATA]) == 16 &&
 	      nla_get_u8(tb[FTV_PEER_A_FEC_REPAIR]) == 2 &&
 	      nla_get_u8(tb[FTV_PEER_A_FLOWS]) == 3 &&
+	      nla_get_u32(tb[FTV_PEER_A_ROTATE]) == 1U << 20 &&
 	      !tb[FTV_PEER_A_FLAGS] && tb[FTV_PEER_A_ALLOWEDIPS],
 	      "request: peer add carries every option, no flags");
 	if (msg && tb[FTV_PEER_A_ALLOWEDIPS])
@@ -392,7 +403,7 @@ static void test_request_peer_clear(void)
 	      nla_get_u32(tb[FTV_PEER_A_FLAGS]) == FTV_PEER_F_REPLACE_ALLOWEDIPS &&
 	      tb[FTV_PEER_A_ALLOWEDIPS] && !nla_len(tb[FTV_PEER_A_ALLOWEDIPS]) &&
 	      !tb[FTV_PEER_A_ENDPOINT_PORT] && !tb[FTV_PEER_A_FEC_MODE] &&
-	      !tb[FTV_PEER_A_FLOWS],
+	      !tb[FTV_PEER_A_FLOWS] && !tb[FTV_PEER_A_ROTATE],
 	      "request: peer set allowed-ips \"\" replaces with nothing");
 	if (msg)
 		ipc_request_free(msg);

@@ -8,8 +8,8 @@
  *   sync-test syncconf HAVE.conf WANT.conf [--hidden-keys]
  *
  * --hidden-keys: the "kernel" reports no private or pre-shared keys.
- * --no-fec: it reports no FEC setting, no flows and no shaping (an older
- * module);
+ * --no-fec: it reports no FEC setting, no flows, no rotate and no shaping
+ * (an older module);
  * otherwise it reports both for every peer and the device, defaults
  * included, as a module that has them does.
  */
@@ -54,6 +54,10 @@ static void print_peer(const char *cmd, const struct peer *peer)
 	}
 	if (peer->flags & PEER_HAS_FLOWS)
 		printf(" flows=%u", peer->flows);
+	if (peer->flags & PEER_HAS_ROTATE) {
+		rotate_to_string(buf, peer->rotate);
+		printf(" rotate=%s", buf);
+	}
 	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
 		printf(" replace-ips");
 	for (ip = peer->first_allowedip; ip; ip = ip->next) {
@@ -88,7 +92,9 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 		for (peer = dev->first_peer; peer; peer = peer->next) {
 			peer->fec = peer_fec(peer);
 			peer->flows = peer_flows(peer);
-			peer->flags |= PEER_HAS_FEC | PEER_HAS_FLOWS;
+			peer->rotate = peer_rotate(peer);
+			peer->flags |= PEER_HAS_FEC | PEER_HAS_FLOWS |
+				       PEER_HAS_ROTATE;
 		}
 	}
 	*devices = dev;
