@@ -62,6 +62,7 @@
 
 #include "conn.h"
 #include "device.h"
+#include "flow.h"
 #include "peer.h"
 #include "segment.h"
 #include "token.h"
@@ -102,8 +103,33 @@ static bool state_live(int state)
 	return state >= FTV_CONN_SYN_SENT && state <= FTV_CONN_ESTABLISHED;
 }
 
+/* Put @conn in its session's list of established connections, or take
+ * it out. It stays valid for a grace period after it is taken out: it is
+ * freed only a grace period after it is unhashed, later still.
+ */
+static void set_up_locked(struct ftv_conn *conn, bool up)
+{
+	struct ftv_session *s = conn->session;
+	unsigned int i;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		struct ftv_conn *c = rcu_dereference_protected(s->up[i],
+				lockdep_is_held(&conn->device->conn_lock));
+
+		if (up && !c) {
+			rcu_assign_pointer(s->up[i], conn);
+			return;
+		}
+		if (!up && c == conn) {
+			RCU_INIT_POINTER(s->up[i], NULL);
+			return;
+		}
+	}
+}
+
 /* The one writer of ->state; it also counts the session's live joins,
- * and those of them that are up.
+ * and keeps its list of those established, with the opener.
  */
 static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
 {
@@ -117,6 +143,10 @@ static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
 		s->joins += is ? 1 : -1;
 	if (conn->join_index && was_up != is_up)
 		WRITE_ONCE(s->joins_up, s->joins_up + (is_up ? 1 : -1));
+	if (was_up != is_up)
+		set_up_locked(conn, is_up);
+	if (is_up && !was_up)
+		ftv_flow_established(conn);
 	WRITE_ONCE(conn->state, state);
 }
 
@@ -654,15 +684,18 @@ void ftv_conn_wait_all(struct ftv_device *fdev)
  * @ack: acknowledgment number of an authenticated segment
  *
  * Moves snd_una forward, never past what was sent.
+ *
+ * Return: true if it moved.
  */
-void ftv_conn_acked(struct ftv_conn *conn, u32 ack)
+bool ftv_conn_acked(struct ftv_conn *conn, u32 ack)
 {
 	int una = atomic_read(&conn->snd_una);
 
 	while (after(ack, (u32)una) &&
 	       !after(ack, (u32)atomic_read(&conn->snd_nxt)))
 		if (atomic_try_cmpxchg(&conn->snd_una, &una, ack))
-			break;
+			return true;
+	return false;
 }
 
 /**
@@ -883,7 +916,7 @@ static bool conn_replaceable(struct ftv_peer *peer)
 
 	conn = rcu_dereference_protected(peer->conn,
 					 lockdep_is_held(&peer->lock));
-	if (!conn || READ_ONCE(peer->path_dead))
+	if (!conn || READ_ONCE(peer->path_dead) || READ_ONCE(conn->stalled))
 		return true;
 	next = atomic64_read(&conn->session->send_counter);
 	return ftv_session_rekey_due(conn->session, next) ||
@@ -1087,6 +1120,94 @@ void ftv_conn_join_up(struct ftv_conn *conn)
 	spin_unlock_bh(&fdev->conn_lock);
 }
 
+/* Retire @conn, a live join, for good: its peer is told or told us. */
+static void retire_join_locked(struct ftv_conn *conn)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	retire_locked(conn, now + msecs_to_jiffies(FTV_RETIRED_KEYS_MS),
+		      now + msecs_to_jiffies(FTV_LINGER_MS));
+}
+
+/**
+ * ftv_conn_join_gone - the initiator gave up a join of the session
+ * @conn: the responder's connection the news came on
+ * @index: the join's number
+ *
+ * The responder retires its side of it, so that the join no longer counts
+ * against the session's FTV_JOINS_MAX and gets no more data.
+ */
+void ftv_conn_join_gone(struct ftv_conn *conn, u32 index)
+{
+	struct ftv_device *fdev = conn->device;
+	struct ftv_conn *join;
+
+	if (conn->is_initiator || !index)
+		return;
+	spin_lock_bh(&fdev->conn_lock);
+	list_for_each_entry(join, &conn->peer->conns, peer_entry) {
+		if (join->session == conn->session &&
+		    join->join_index == index && state_live(join->state)) {
+			retire_join_locked(join);
+			break;
+		}
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+}
+
+/* Give up an initiator's connection that its flag (stalled or spent) now
+ * keeps out of the sender's choice: a join is retired and the responder
+ * told, and the connect work opens what replaces it; the opener carries
+ * the session and stays.
+ */
+static void give_up(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	bool retired = false;
+
+	spin_lock_bh(&fdev->conn_lock);
+	if (conn->join_index && conn->state == FTV_CONN_ESTABLISHED) {
+		retire_join_locked(conn);
+		retired = true;
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+	atomic64_inc(&conn->peer->rotations);
+	if (retired)
+		ftv_send_join_gone(conn);
+	ftv_timers_want_connection(conn->peer);
+}
+
+/**
+ * ftv_conn_stalled - an initiator's connection stopped being answered
+ *	while others of its session were (flow.c)
+ * @conn: the connection, under RCU
+ *
+ * Nothing new goes on it, and it is given up. The opener cannot be
+ * replaced without a key exchange: the connect work makes a new session.
+ */
+void ftv_conn_stalled(struct ftv_conn *conn)
+{
+	WRITE_ONCE(conn->stalled, true);
+	net_dbg_ratelimited("%s: peer %llu: connection %u stalled\n",
+			    conn->device->dev->name, conn->peer->internal_id,
+			    conn->join_index);
+	give_up(conn);
+}
+
+/**
+ * ftv_conn_spent - an initiator's connection carried its budget towards
+ *	us (flow.c)
+ * @conn: the connection, under RCU
+ *
+ * As a stalled one, but nothing is wrong with it: it must not carry more.
+ */
+void ftv_conn_spent(struct ftv_conn *conn)
+{
+	WRITE_ONCE(conn->spent, true);
+	give_up(conn);
+}
+
 /* Whether the peer's current session wants one more join. */
 static bool join_wanted(struct ftv_peer *peer, struct ftv_conn *opener)
 {
@@ -1096,7 +1217,9 @@ static bool join_wanted(struct ftv_peer *peer, struct ftv_conn *opener)
 	return !peer->is_dead && opener->is_initiator &&
 	       READ_ONCE(opener->state) == FTV_CONN_ESTABLISHED &&
 	       READ_ONCE(s->peer_takes_joins) &&
-	       READ_ONCE(s->joins) + 1 < READ_ONCE(peer->flows);
+	       READ_ONCE(s->joins) < FTV_JOINS_MAX &&
+	       READ_ONCE(s->joins) + 1 <
+	       READ_ONCE(peer->flows) + ftv_flow_unusable(s);
 }
 
 /* The session of the peer's current connection, with a reference, if it

@@ -73,6 +73,21 @@ enum ftv_conn_state {
  *	connection holds a reference on it, taken when it is created
  * @join_index: 0 for the connection that opened its session (its key
  *	exchange ran on it); the join's number for one that joined it
+ * @queued: segments (repair messages included) the sender chose this
+ *	connection for and that have not left yet (flow.c)
+ * @una_since: jiffies when @snd_una last moved, or when data went out
+ *	with nothing unacknowledged before it (flow.c)
+ * @srtt8: smoothed round-trip time in ms, times 8; 0 before a sample
+ * @data_end: @snd_nxt after the last message that carried a packet
+ * @owes: it received a packet that nothing sent on it acknowledged yet
+ * @stalled: the initiator found it stalled; nothing new goes on it
+ * @rotating: initiator: it carried half its @budget; a successor is wanted
+ * @spent: initiator: it carried its @budget; nothing new goes on it
+ * @budget: the bytes the responder may send on it, as the initiator
+ *	drew them (0: no limit; flow.c)
+ * @budget_told: initiator: @budget was told to the responder
+ * @snd_start: @snd_nxt when it was established
+ * @rcv_start: the ACK number when it was established
  * @jobs: queued jobs, and CPUs handing them on (queue.c); the
  *	connection's keys and memory are freed only once it is zero
  * @created: jiffies at creation, for timeouts
@@ -105,6 +120,18 @@ struct ftv_conn {
 	u32 resp_seq;
 	struct ftv_session *session;
 	u32 join_index;
+	atomic_t queued;
+	unsigned long una_since;
+	u32 srtt8;
+	u32 data_end;
+	bool owes;
+	bool stalled;
+	bool rotating;
+	bool spent;
+	bool budget_told;
+	u32 budget;
+	u32 snd_start;
+	u32 rcv_start;
 	atomic_t jobs;
 	unsigned long created;
 	unsigned long retired_until;
@@ -131,6 +158,9 @@ bool ftv_conn_join_expected(struct ftv_device *fdev,
 bool ftv_conn_join_accept(struct ftv_device *fdev,
 			  const struct ftv_segment *seg);
 void ftv_conn_join_up(struct ftv_conn *conn);
+void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
+void ftv_conn_stalled(struct ftv_conn *conn);
+void ftv_conn_spent(struct ftv_conn *conn);
 void ftv_conn_open_joins(struct ftv_peer *peer);
 unsigned int ftv_conn_flows_up(const struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);
@@ -143,7 +173,7 @@ void ftv_conn_close_device(struct ftv_device *fdev);
 void ftv_conn_wait_all(struct ftv_device *fdev);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);
 void ftv_conn_open(struct ftv_peer *peer);
-void ftv_conn_acked(struct ftv_conn *conn, u32 ack);
+bool ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,

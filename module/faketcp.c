@@ -215,6 +215,23 @@ static bool rcv_insert(struct ftv_tcp_rcv *rcv, u32 seq, u32 end)
 	return true;
 }
 
+/* Move @nxt past the gaps that are FTV_TCP_GAP_MS old, or that
+ * FTV_TCP_GAP_BYTES arrived past. Return: the new ACK number.
+ */
+static u32 rcv_give_up(struct ftv_tcp_rcv *rcv, u32 nxt, unsigned long now)
+{
+	unsigned long max_age = msecs_to_jiffies(FTV_TCP_GAP_MS);
+
+	lockdep_assert_held(&rcv->lock);
+	while (rcv->nr &&
+	       (time_after_eq(now, rcv->gap_since + max_age) ||
+		rcv->ranges[rcv->nr - 1].end - nxt > FTV_TCP_GAP_BYTES)) {
+		nxt = rcv_join(rcv, rcv->ranges[0].start);
+		rcv->gap_since = now;
+	}
+	return nxt;
+}
+
 /**
  * ftv_faketcp_rcv_data - account for authenticated data from the peer
  * @rcv: the connection's tracker
@@ -233,7 +250,6 @@ static bool rcv_insert(struct ftv_tcp_rcv *rcv, u32 seq, u32 end)
 void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 			  unsigned long now)
 {
-	unsigned long max_age = msecs_to_jiffies(FTV_TCP_GAP_MS);
 	unsigned int had_gap;
 	u32 nxt, old;
 
@@ -254,14 +270,30 @@ void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 	/* The gap at nxt is new unless it is the one open before. */
 	if (rcv->nr && (!had_gap || nxt != old))
 		rcv->gap_since = now;
-	while (rcv->nr &&
-	       (time_after_eq(now, rcv->gap_since + max_age) ||
-		rcv->ranges[rcv->nr - 1].end - nxt > FTV_TCP_GAP_BYTES)) {
-		nxt = rcv_join(rcv, rcv->ranges[0].start);
-		rcv->gap_since = now;
-	}
+	atomic_set(&rcv->nxt, rcv_give_up(rcv, nxt, now));
+	spin_unlock_bh(&rcv->lock);
+}
+
+/**
+ * ftv_faketcp_rcv_expire - give up a gap that is old enough, with no new
+ *	data to prompt it (the peer sent its last segments past the gap)
+ * @rcv: the connection's tracker
+ * @now: jiffies
+ *
+ * Return: true if the ACK number moved.
+ */
+bool ftv_faketcp_rcv_expire(struct ftv_tcp_rcv *rcv, unsigned long now)
+{
+	u32 old, nxt;
+
+	if (!READ_ONCE(rcv->nr))
+		return false;
+	spin_lock_bh(&rcv->lock);
+	old = atomic_read(&rcv->nxt);
+	nxt = rcv_give_up(rcv, old, now);
 	atomic_set(&rcv->nxt, nxt);
 	spin_unlock_bh(&rcv->lock);
+	return nxt != old;
 }
 
 #ifdef DEBUG

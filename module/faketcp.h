@@ -102,6 +102,7 @@ void ftv_faketcp_rcv_init(struct ftv_tcp_rcv *rcv);
 void ftv_faketcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt);
 void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 			  unsigned long now);
+bool ftv_faketcp_rcv_expire(struct ftv_tcp_rcv *rcv, unsigned long now);
 
 unsigned int ftv_faketcp_hlen(u8 flags);
 void ftv_faketcp_write(struct tcphdr *th, __be16 sport, __be16 dport,

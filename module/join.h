@@ -26,6 +26,8 @@ enum ftv_join_limits {
 	 * asks, so that a peer cannot pin unbounded state.
 	 */
 	FTV_JOINS_MAX = 16,
+	/* Connections that can carry one session at once. */
+	FTV_SESSION_FLOWS = FTV_JOINS_MAX + 1,
 };
 
 /* What ftv_join_take() found. */

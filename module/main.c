@@ -13,6 +13,7 @@
 #include "netlink.h"
 #include "noise.h"
 #include "queue.h"
+#include "reorder.h"
 #include "replay.h"
 #include "segment.h"
 #include "shape.h"
@@ -28,7 +29,8 @@ static int __init ftv_selftests(void)
 	if (!ftv_allowedips_selftest() || !ftv_replay_selftest() ||
 	    !ftv_faketcp_selftest() || !ftv_token_selftest() ||
 	    !ftv_fec_code_selftest() || !ftv_shape_selftest() ||
-	    !ftv_segment_selftest() || !ftv_join_selftest()) {
+	    !ftv_segment_selftest() || !ftv_join_selftest() ||
+	    !ftv_reorder_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}

@@ -63,6 +63,12 @@ enum ftv_control_type {
 	FTV_CONTROL_REPAIR = 0x01,	/* struct ftv_msg_repair */
 	FTV_CONTROL_LOSS = 0x02,	/* struct ftv_msg_loss, zero padding */
 	FTV_CONTROL_HELLO = 0x03,	/* struct ftv_msg_hello, zero padding */
+	FTV_CONTROL_JOIN_GONE = 0x04,	/* struct ftv_msg_join_gone, zero
+					 * padding
+					 */
+	FTV_CONTROL_BUDGET = 0x05,	/* struct ftv_msg_budget, zero
+					 * padding
+					 */
 };
 
 /* What the sender of a struct ftv_msg_hello can do. */
@@ -86,6 +92,29 @@ struct ftv_msg_hello {
 	u8 type;
 	u8 flags;
 	u8 zero[2];
+} __packed;
+
+/*
+ * The initiator gave up the join numbered @index of the session this is
+ * sealed in (it stalled); the responder retires its side of it.
+ */
+struct ftv_msg_join_gone {
+	u8 type;
+	u8 zero[3];
+	__le32 index;
+} __packed;
+
+/*
+ * The initiator's budget for the connection numbered @index of the
+ * session this is sealed in (0: its opener): the responder sends no more
+ * than @bytes on it, and takes @bytes for its connections that have no
+ * budget of their own yet (flow.c).
+ */
+struct ftv_msg_budget {
+	u8 type;
+	u8 zero[3];
+	__le32 index;
+	__le32 bytes;
 } __packed;
 
 /*
@@ -164,6 +193,10 @@ enum ftv_session_limits {
 	 * come by then is given up.
 	 */
 	FTV_JOIN_TIMEOUT_MS = 3000,
+	/* A gap in a session's counters, with a join up, is waited for
+	 * this long before what came after it is delivered (reorder.c).
+	 */
+	FTV_REORDER_HOLD_MS = 10,
 	FTV_COOKIE_PERIOD_S = 64,
 	FTV_STAGED_MAX = 128,
 	FTV_EARLY_MAX = 16,

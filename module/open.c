@@ -18,6 +18,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "fec.h"
+#include "flow.h"
 #include "peer.h"
 #include "segment.h"
 #include "send.h"
@@ -38,20 +39,26 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
 {
 	ftv_faketcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
 			     jiffies);
-	if (seg->flags & TCPHDR_ACK)
-		ftv_conn_acked(conn, seg->ack);
+	if ((seg->flags & TCPHDR_ACK) && ftv_conn_acked(conn, seg->ack))
+		ftv_flow_acked(conn, seg->opts.has_ts, seg->opts.tsecr);
 	if (seg->opts.has_ts)
 		atomic_set(&conn->ts_recent, seg->opts.tsval);
 }
 
 /* Pure ACKs keep a stateful firewall's view of our window moving when we
- * receive much and send little.
+ * receive much and send little. With joins up, the acknowledgment is
+ * sealed (a keepalive): the sender chooses among the connections by what
+ * each has had acknowledged (flow.c), and believes only sealed segments.
  */
 static void maybe_ack(struct ftv_conn *conn)
 {
-	if (ftv_faketcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) >=
+	if (ftv_faketcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) <
 	    FTV_ACK_EVERY_BYTES)
+		return;
+	if (!READ_ONCE(conn->session->joins_up) && !READ_ONCE(conn->budget))
 		ftv_send_ack(conn);
+	else if (ftv_flow_may_send(conn, 0))
+		ftv_send_keepalive(conn);
 }
 
 /* The opener of a session also renews it when it mostly receives. */
@@ -263,8 +270,9 @@ static void rebuilt(void *arg, u64 counter, struct sk_buff *skb)
 		consume_skb(skb);
 		return;
 	}
-	if (ready_inner(to->conn, skb))
-		__skb_queue_tail(to->deliver, skb);
+	if (!ready_inner(to->conn, skb))
+		skb = NULL;
+	ftv_session_deliver(to->conn->session, counter, skb, to->deliver);
 }
 
 /* An opened message that carries no packet (enum ftv_control_type). */
@@ -286,8 +294,20 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 		if (skb->len >= sizeof(struct ftv_msg_hello) &&
 		    (skb->data[1] & FTV_HELLO_F_JOINS))
 			ftv_conn_peer_joins(conn);
+	} else if (type == FTV_CONTROL_JOIN_GONE &&
+		   skb->len >= sizeof(struct ftv_msg_join_gone)) {
+		ftv_conn_join_gone(conn, get_unaligned_le32(skb->data +
+				   offsetof(struct ftv_msg_join_gone, index)));
+	} else if (type == FTV_CONTROL_BUDGET &&
+		   skb->len >= sizeof(struct ftv_msg_budget)) {
+		ftv_flow_budget_given(conn, get_unaligned_le32(skb->data +
+				      offsetof(struct ftv_msg_budget, index)),
+				      get_unaligned_le32(skb->data +
+				      offsetof(struct ftv_msg_budget, bytes)));
 	}
 	consume_skb(skb);
+	/* Its counter may fill a gap that packets behind it wait at. */
+	ftv_session_deliver(conn->session, counter, NULL, deliver);
 }
 
 /*
@@ -334,6 +354,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	seg.payload_len = cb->rx.payload_len;
 	seg.opts.has_ts = cb->rx.has_ts;
 	seg.opts.tsval = cb->rx.tsval;
+	seg.opts.tsecr = cb->rx.tsecr;
 	ftv_open_track(conn, &seg);
 	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
 	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
@@ -342,9 +363,13 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		accept_control(conn, counter, skb, deliver);
 		return false;
 	}
+	/* What we send on @conn next acknowledges it (flow.c). */
+	if (!READ_ONCE(conn->owes))
+		WRITE_ONCE(conn->owes, true);
 	ftv_fec_keep(&conn->session->fec, counter, skb, rebuilt, &to);
-	if (ready_inner(conn, skb))
-		__skb_queue_tail(deliver, skb);
+	if (!ready_inner(conn, skb))
+		skb = NULL;
+	ftv_session_deliver(conn->session, counter, skb, deliver);
 	return true;
 }
 
@@ -385,6 +410,7 @@ void ftv_open_finish_job(struct sk_buff *head)
 		data |= accept_segment(conn, skb, &deliver);
 	}
 	ftv_fec_expire(&conn->session->fec);
+	ftv_session_deliver_done(s);
 	dropped = ftv_cell_deliver(conn->session->cell, &deliver);
 	if (unlikely(dropped)) {
 		atomic64_add(dropped,

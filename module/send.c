@@ -16,6 +16,7 @@
 #include "faketcp.h"
 #include "fec.h"
 #include "fec_code.h"
+#include "flow.h"
 #include "peer.h"
 #include "timers.h"
 
@@ -308,6 +309,8 @@ static void conn_params(struct ftv_conn *conn, struct ftv_tcp_params *params,
 	params->tsecr = atomic_read(&conn->ts_recent);
 	params->mss = 0;
 	atomic_set(&conn->acked, rcv_nxt);
+	if (READ_ONCE(conn->owes))
+		WRITE_ONCE(conn->owes, false);
 }
 
 /*
@@ -772,6 +775,8 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 		conn_send(conn, skb, TCPHDR_ACK | TCPHDR_PSH, dst_clone(dst));
 	}
 	dst_release(dst);
+	if (bytes)
+		ftv_flow_data_sent(conn);
 }
 
 /**
@@ -814,6 +819,8 @@ void ftv_send_finish_job(struct sk_buff *head)
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
 	}
+	/* Sent, or never will be: in snd_nxt now, or nowhere. */
+	atomic_sub(segs, &conn->queued);
 	/* The session outlives the connection's last hold by its own. */
 	ftv_job_release(&conn->jobs);
 	ftv_job_release(&s->jobs);
@@ -871,11 +878,13 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	cb->tx.bytes = data ? skb->len : 0;
 	/* The job holds its connection; its queue holds the session. */
 	ftv_job_hold(&conn->jobs);
+	atomic_add(segs, &conn->queued);
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
 		 ftv_serial_add(&conn->session->tx_queue, skb, conn, segs,
 				&conn->session->send_counter);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, tx_dropped, segs);
+		atomic_sub(segs, &conn->queued);
 		kfree_skb(skb);
 		ftv_job_release(&conn->jobs);
 		return;
@@ -927,7 +936,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
  */
 void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 {
-	struct ftv_conn *conn;
+	struct ftv_conn *conn, *via;
 	u64 next;
 
 	rcu_read_lock_bh();
@@ -941,7 +950,16 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb)
 	if (unlikely(ftv_session_rekey_due(conn->session, next)) &&
 	    !READ_ONCE(peer->pending))
 		ftv_timers_want_connection(peer);
-	send_data(conn, skb, true);
+	via = ftv_flow_pick(conn, skb->len);
+	if (unlikely(!via)) {
+		/* Every connection carried its budget; new ones are on
+		 * their way.
+		 */
+		DEV_STATS_INC(peer->device->dev, tx_dropped);
+		kfree_skb(skb);
+	} else {
+		send_data(via, skb, true);
+	}
 	rcu_read_unlock_bh();
 	return;
 
@@ -1027,6 +1045,58 @@ void ftv_send_keepalive(struct ftv_conn *conn)
 	alloc_padded(0, &skb);
 	if (likely(skb))
 		send_data(conn, skb, false);
+}
+
+/* A control message about @about's session, on the connection the sender
+ * would choose for a small message.
+ */
+static void send_control(struct ftv_conn *about, struct sk_buff *skb)
+{
+	struct ftv_conn *via = ftv_flow_pick(about, 0);
+
+	if (unlikely(!via)) {
+		kfree_skb(skb);
+		return;
+	}
+	send_data(via, skb, false);
+}
+
+/**
+ * ftv_send_join_gone - tell the responder that a join was given up
+ * @gone: the initiator's join, retired; under RCU
+ *
+ * Sent on another connection of the session, the one the sender would
+ * choose for a small message.
+ */
+void ftv_send_join_gone(struct ftv_conn *gone)
+{
+	struct ftv_msg_join_gone *msg;
+	struct sk_buff *skb;
+
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
+		return;
+	msg->type = FTV_CONTROL_JOIN_GONE;
+	msg->index = cpu_to_le32(gone->join_index);
+	send_control(gone, skb);
+}
+
+/**
+ * ftv_send_budget - give the responder a connection's budget
+ * @conn: the initiator's connection, under RCU
+ */
+void ftv_send_budget(struct ftv_conn *conn)
+{
+	struct ftv_msg_budget *msg;
+	struct sk_buff *skb;
+
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
+		return;
+	msg->type = FTV_CONTROL_BUDGET;
+	msg->index = cpu_to_le32(conn->join_index);
+	msg->bytes = cpu_to_le32(READ_ONCE(conn->budget));
+	send_control(conn, skb);
 }
 
 /**

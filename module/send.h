@@ -27,6 +27,8 @@ struct ftv_serial *ftv_send_serial(struct sk_buff *head);
 void ftv_send_finish_job(struct sk_buff *head);
 void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
+void ftv_send_join_gone(struct ftv_conn *gone);
+void ftv_send_budget(struct ftv_conn *conn);
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_join_synack(struct ftv_conn *conn);

@@ -9,6 +9,7 @@
 
 #include "session.h"
 #include "crypto.h"
+#include "flow.h"
 #include "open.h"
 #include "send.h"
 
@@ -48,6 +49,8 @@ static const u64 rekey_after_messages = FTV_REKEY_AFTER_MESSAGES;
 static const u64 reject_after_messages = FTV_REJECT_AFTER_MESSAGES;
 #endif
 
+static void reorder_expired(struct timer_list *timer);
+
 /**
  * ftv_session_create - a session that has no keys yet
  * @links: what it hangs off
@@ -70,6 +73,9 @@ struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 			links->cpu);
 	ftv_serial_init(&s->rx_queue, ftv_open_finish_job, &s->jobs, -1);
 	s->cell = links->cell;
+	spin_lock_init(&s->reorder_lock);
+	timer_setup(&s->reorder_timer, reorder_expired, 0);
+	timer_setup(&s->flow_timer, ftv_flow_check, 0);
 	ftv_fec_conn_init(&s->fec, links->fec_stats, links->fec_setting,
 			  links->fec_rx_count, links->dev, links->local_port,
 			  links->remote_port);
@@ -91,6 +97,15 @@ static void session_release(struct kref *kref)
 					     refcount);
 
 	wait_jobs(s);
+	/* No job is left to arm it; it may arm itself, which this waits
+	 * out.
+	 */
+	del_timer_sync(&s->reorder_timer);
+	del_timer_sync(&s->flow_timer);
+	if (s->reorder) {
+		ftv_reorder_purge(s->reorder);
+		kfree(s->reorder);
+	}
 	/* Stopped when its opening connection retired or was killed. */
 	WARN_ON_ONCE(s->join.live);
 	ftv_serial_uninit(&s->tx_queue);
@@ -243,3 +258,97 @@ bool ftv_session_expired(const struct ftv_session *s, u64 counter)
 	       counter >= min_t(u64, READ_ONCE(reject_after_messages),
 				FTV_REJECT_AFTER_MESSAGES);
 }
+
+/*
+ * The ring a session's received messages go through once a join of it is
+ * up: from then on they can overtake one another. Allocated in the serial
+ * step, which is one CPU at a time; without memory, packets go on in the
+ * order they come.
+ */
+static struct ftv_reorder *reorder_start(struct ftv_session *s, u64 counter)
+{
+	struct ftv_reorder *r = kmalloc(sizeof(*r), GFP_ATOMIC);
+
+	if (!r)
+		return NULL;
+	ftv_reorder_init(r, counter);
+	spin_lock(&s->reorder_lock);
+	s->reorder = r;
+	spin_unlock(&s->reorder_lock);
+	return r;
+}
+
+/**
+ * ftv_session_deliver - a message of the session was accepted
+ * @s: the session
+ * @counter: its counter, past the replay check
+ * @skb: its inner packet, ready for the stack, or NULL for a message
+ *	that carries none
+ * @deliver: gets the packets to deliver now, in order
+ *
+ * Called in the serial step of the session's receive queue, with bottom
+ * halves off. With one connection the packet goes straight on; once a
+ * join is up, in counter order (reorder.c).
+ */
+void ftv_session_deliver(struct ftv_session *s, u64 counter,
+			 struct sk_buff *skb, struct sk_buff_head *deliver)
+{
+	struct ftv_reorder *r = s->reorder;
+
+	if (!r && READ_ONCE(s->joins_up))
+		r = reorder_start(s, counter);
+	if (!r) {
+		if (skb)
+			__skb_queue_tail(deliver, skb);
+		return;
+	}
+	spin_lock(&s->reorder_lock);
+	ftv_reorder_add(r, counter, skb, deliver);
+	spin_unlock(&s->reorder_lock);
+}
+
+/* Arm the timer for the gap the ring waits at, unless it is armed. */
+static void reorder_wait_locked(struct ftv_session *s)
+{
+	lockdep_assert_held(&s->reorder_lock);
+	if (!ftv_reorder_waiting(s->reorder) ||
+	    timer_pending(&s->reorder_timer))
+		return;
+	s->reorder_gap = s->reorder->next;
+	mod_timer(&s->reorder_timer,
+		  jiffies + msecs_to_jiffies(FTV_REORDER_HOLD_MS));
+}
+
+/**
+ * ftv_session_deliver_done - a receive job's messages were all delivered
+ * @s: the session
+ *
+ * A gap the ring now waits at is given up FTV_REORDER_HOLD_MS later.
+ */
+void ftv_session_deliver_done(struct ftv_session *s)
+{
+	if (!s->reorder)
+		return;
+	spin_lock(&s->reorder_lock);
+	reorder_wait_locked(s);
+	spin_unlock(&s->reorder_lock);
+}
+
+/* A gap waited long enough: what is held goes, unless it filled. */
+static void reorder_expired(struct timer_list *timer)
+{
+	struct ftv_session *s = from_timer(s, timer, reorder_timer);
+	struct sk_buff_head out;
+	unsigned int dropped;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&s->reorder_lock);
+	if (s->reorder->next == s->reorder_gap)
+		ftv_reorder_flush(s->reorder, &out);
+	reorder_wait_locked(s);
+	spin_unlock_bh(&s->reorder_lock);
+	dropped = ftv_cell_deliver(s->cell, &out);
+	if (dropped)
+		DEV_STATS_ADD(s->dev, rx_dropped, dropped);
+}
+

@@ -15,6 +15,7 @@
 #include "join.h"
 #include "noise.h"
 #include "queue.h"
+#include "reorder.h"
 #include "replay.h"
 #include "shape.h"
 
@@ -22,6 +23,7 @@
 #include <linux/kref.h>
 #include <linux/skbuff.h>
 #include <linux/siphash.h>
+#include <linux/timer.h>
 
 struct crypto_aead;
 struct ftv_conn;
@@ -61,6 +63,19 @@ struct ftv_conn;
  * @join_next: initiator: the number the next join takes, under the
  *	peer's lock
  * @peer_takes_joins: initiator: the responder's hello said it takes joins
+ * @up: the session's connections that are established (its opener and
+ *	its joins), in no order; written under the device's conn_lock,
+ *	read under RCU by the sender's choice (ftv_flow_pick())
+ * @pick: turns the choice among equals
+ * @reorder_lock: guards @reorder
+ * @reorder: received messages put back in counter order, once a join of
+ *	the session is up (NULL before; reorder.c)
+ * @reorder_gap: the counter a gap was waited for when @reorder_timer was
+ *	armed
+ * @reorder_timer: gives a gap up after FTV_REORDER_HOLD_MS
+ * @acked_at: jiffies when an authenticated segment last acknowledged new
+ *	bytes on any of the session's connections (flow.c)
+ * @flow_timer: looks at the connections while a join is up (flow.c)
  * @jobs: holds on the session's queues: each queued job's, and a crypt
  *	worker's while it marks a job done (queue.c); the keys and the
  *	session wait for zero
@@ -92,6 +107,14 @@ struct ftv_session {
 	unsigned int joins_up;
 	u32 join_next;
 	bool peer_takes_joins;
+	struct ftv_conn __rcu *up[FTV_SESSION_FLOWS];
+	atomic_t pick;
+	spinlock_t reorder_lock; /* the ring below */
+	struct ftv_reorder *reorder;
+	u64 reorder_gap;
+	struct timer_list reorder_timer;
+	unsigned long acked_at;
+	struct timer_list flow_timer;
 	atomic_t jobs;
 	struct kref refcount;
 };
@@ -128,6 +151,9 @@ void ftv_session_wipe_keys(struct ftv_session *s);
 void ftv_session_started(struct ftv_session *s);
 bool ftv_session_rekey_due(const struct ftv_session *s, u64 counter);
 bool ftv_session_expired(const struct ftv_session *s, u64 counter);
+void ftv_session_deliver(struct ftv_session *s, u64 counter,
+			 struct sk_buff *skb, struct sk_buff_head *deliver);
+void ftv_session_deliver_done(struct ftv_session *s);
 
 static inline bool ftv_session_keyed(const struct ftv_session *s)
 {

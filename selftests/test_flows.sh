@@ -11,7 +11,8 @@
 #    four established connections to S's listen port, none invalid;
 #  - S made one session and four connections for it, and C's show says
 #    four are up;
-#  - data crosses the tunnel intact meanwhile;
+#  - data crosses the tunnel intact, spread over all four connections
+#    (each carried at least a tenth of C's bytes, by R's conntrack);
 #  - a join SYN replayed from another address gets the host's RST and no
 #    connection, and S counts it (join_replayed);
 #  - removing the peer on C, then deleting both devices, frees every
@@ -39,7 +40,7 @@ trap cleanup EXIT
 
 PKT="$FTV_ROOT/selftests/ftvpkt.py"
 
-ktap_plan 13
+ktap_plan 14
 ftv_require
 for tool in conntrack tcpdump nc tc; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -49,6 +50,9 @@ done
 kmark=$(kmsg_mark)
 paths_topology || ktap_bail "cannot set up the namespaces"
 paths_strict_router || ktap_bail "cannot set up R's firewall"
+# Bytes per connection in R's conntrack, for the share each flow carried.
+nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
+	ktap_bail "cannot turn on conntrack accounting on R"
 for dev in vethc veths; do
 	netem "$R" "$dev" delay 10ms limit 100000 ||
 		ktap_bail "cannot set up netem on R's $dev"
@@ -91,12 +95,25 @@ ktap_eq "C's show says four flows are up (flows_up)" 4 "$(flows_up)"
 ktap_eq "S made one session and four connections for it" "1 4" \
 	"$(s_made session) $(s_made connection)"
 
+# shares : the bytes C sent on each connection to S's listen port, as a
+# share of their sum, smallest first
+shares()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		sed -n 's/.*dport='"$FTV_PORT"' packets=[0-9]* bytes=\([0-9]*\).*/\1/p' |
+		awk '{ b[NR] = $1; t += $1 } END { for (i = 1; i <= NR; i++) printf "%.2f\n", t ? b[i] / t : 0 }' |
+		sort -n | tr '\n' ' '
+}
 random_file data 4
 if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 120; then
 	ktap_ok "4 MB cross the tunnel intact with four flows up"
 else
 	ktap_fail "4 MB cross the tunnel intact with four flows up"
 fi
+share=$(shares)
+ktap_diag "shares of C's bytes per connection: $share"
+ktap_result "the transfer went over all four connections (each at least 0.10)" \
+	"$(awk -v s="$share" 'BEGIN { n = split(s, a, " "); ok = n == 4; for (i = 1; i <= n; i++) if (a[i] < 0.10) ok = 0; exit !ok }'; echo $?)"
 capture_stop
 
 # ---- a join's SYN, replayed from R's own address

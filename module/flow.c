@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's connections ("flows"), from the sender's side. Each message
+ * goes on the established connection with the least on its way: sent and
+ * not acknowledged, or chosen and not sent yet. A connection that a censor
+ * polices or starves is acknowledged slowly or not at all, so it has more
+ * and more on its way and gets less and less. Small messages (the inner
+ * TCP's ACKs, pings) go where an acknowledgment is owed, so that a
+ * request's answer comes back on the connection the request came on.
+ *
+ * Every FTV_FLOW_CHECK_MS while joins are up, each end gives up the gaps
+ * that losses left in what it received on each connection (which new data
+ * would otherwise prompt, faketcp.c), acknowledges with a sealed keepalive
+ * the data it got on a connection and has not answered there, and the
+ * initiator looks for a connection whose data has gone
+ * unanswered for max(2 x SRTT, FTV_FLOW_STALL_MIN_MS) while another one of
+ * the session was answered in that time (plus the time the peer takes to
+ * acknowledge past a loss, so that a lossy connection is not taken for a
+ * stalled one). Such a connection gets no more
+ * data: a join is retired (conn.c), the responder is told, and the connect
+ * work opens a join in its place; the opener, which cannot be replaced
+ * without a key exchange, is left out of the choice, and a new session is
+ * asked for. Only sealed messages move these numbers: a segment without a
+ * valid tag changes nothing here.
+ *
+ * Everything here reads a session's list of established connections under
+ * RCU; nothing here changes a connection's state (conn.c does).
+ */
+
+#include "flow.h"
+#include "conn.h"
+#include "device.h"
+#include "peer.h"
+#include "send.h"
+#include "session.h"
+#include "timers.h"
+
+#include <linux/ftv.h>
+#include <linux/jiffies.h>
+#include <linux/random.h>
+#include <linux/timer.h>
+
+/* What @c has on its way, in bytes: a segment not sent yet counts as a
+ * full one.
+ */
+static u32 flow_load(const struct ftv_conn *c)
+{
+	return (u32)atomic_read(&c->snd_nxt) - (u32)atomic_read(&c->snd_una) +
+	       (u32)atomic_read(&c->queued) * FTV_FLOW_SEGMENT;
+}
+
+/* Bytes @c sent since it was established. */
+static u32 flow_sent(const struct ftv_conn *c)
+{
+	return (u32)atomic_read(&c->snd_nxt) - READ_ONCE(c->snd_start);
+}
+
+/* Bytes @c received in order since it was established. */
+static u32 flow_received(const struct ftv_conn *c)
+{
+	return ftv_faketcp_rcv_nxt(&c->rcv) - READ_ONCE(c->rcv_start);
+}
+
+/**
+ * ftv_flow_may_send - whether @c may carry @len more bytes now
+ * @c: an established connection
+ * @len: a message's sealed length
+ *
+ * Not once the initiator found it stalled or spent; on the responder,
+ * not past the budget the initiator gave it: a censor that freezes a
+ * connection after so many bytes towards the client never sees it cross.
+ */
+bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
+{
+	u32 budget = READ_ONCE(c->budget);
+
+	if (c->is_initiator)
+		return !READ_ONCE(c->stalled) && !READ_ONCE(c->spent);
+	/* What is queued for it has not moved snd_nxt yet. */
+	return !budget ||
+	       flow_sent(c) + (u32)atomic_read(&c->queued) *
+	       (FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD) +
+	       len + FTV_FLOW_OVERHEAD <= budget;
+}
+
+/**
+ * ftv_flow_pick - the connection of @conn's session to send a message on
+ * @conn: the peer's current connection, under RCU (bottom halves off)
+ * @len: the message's inner length
+ *
+ * Return: the established connection with the least on its way, in turn
+ * among equals; for a small message, one that owes an acknowledgment if
+ * there is one. @conn when its session has no join up and no budget
+ * applies to it; NULL when every connection has carried its budget.
+ */
+struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len)
+{
+	struct ftv_session *s = conn->session;
+	bool small = len <= FTV_FLOW_SMALL, owes, best_owes = false;
+	struct ftv_conn *best = NULL, *c;
+	u32 least = U32_MAX, load;
+	unsigned int i, start;
+
+	if (!READ_ONCE(s->joins_up) && !READ_ONCE(conn->budget) &&
+	    !READ_ONCE(conn->spent))
+		return conn;
+	start = atomic_inc_return(&s->pick);
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[(start + i) % FTV_SESSION_FLOWS]);
+		if (!c || !ftv_flow_may_send(c, len))
+			continue;
+		owes = small && READ_ONCE(c->owes);
+		if (owes < best_owes)
+			continue;
+		load = flow_load(c);
+		if (owes > best_owes || load < least) {
+			best = c;
+			least = load;
+			best_owes = owes;
+		}
+	}
+	if (!best && READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED)
+		return conn;
+	return best;
+}
+
+/* Whether data sent on @c is not acknowledged yet: the end of the last
+ * data lies past snd_una and not past snd_nxt (before any data went out,
+ * @data_end is 0, which is anywhere).
+ */
+static bool flow_waiting(const struct ftv_conn *c)
+{
+	u32 una = atomic_read(&c->snd_una), end = READ_ONCE(c->data_end);
+
+	return end - una - 1 < (u32)atomic_read(&c->snd_nxt) - una;
+}
+
+/**
+ * ftv_flow_data_sent - @conn sent a message that carries a packet
+ * @conn: the connection
+ *
+ * Starts the stall clock if nothing was waiting for an acknowledgment.
+ * Keepalives do not: the peer owes them nothing.
+ */
+void ftv_flow_data_sent(struct ftv_conn *conn)
+{
+	if (!flow_waiting(conn))
+		WRITE_ONCE(conn->una_since, jiffies);
+	WRITE_ONCE(conn->data_end, (u32)atomic_read(&conn->snd_nxt));
+}
+
+/**
+ * ftv_flow_acked - an authenticated segment acknowledged new bytes
+ * @conn: the connection it came on
+ * @has_ts: it carried a timestamp
+ * @tsecr: the timestamp it echoes: ours, in ms (ftv_conn_tsval())
+ */
+void ftv_flow_acked(struct ftv_conn *conn, bool has_ts, u32 tsecr)
+{
+	unsigned long now = jiffies;
+	u32 rtt, srtt8;
+
+	if (READ_ONCE(conn->una_since) != now)
+		WRITE_ONCE(conn->una_since, now);
+	if (READ_ONCE(conn->session->acked_at) != now)
+		WRITE_ONCE(conn->session->acked_at, now);
+	if (!has_ts)
+		return;
+	rtt = ftv_conn_tsval(conn) - tsecr;
+	if (rtt > 60 * MSEC_PER_SEC)
+		return;
+	/* srtt += (rtt - srtt) / 8, as TCP does (RFC 6298). */
+	srtt8 = READ_ONCE(conn->srtt8);
+	srtt8 = srtt8 ? srtt8 - srtt8 / 8 + rtt : rtt * 8;
+	WRITE_ONCE(conn->srtt8, srtt8);
+}
+
+/* How long @c's data may wait for an acknowledgment: twice its round
+ * trip, at least FTV_FLOW_STALL_MIN_MS, and the time the peer takes to
+ * give up a gap that a loss left in its view of our stream (it cannot
+ * acknowledge past the gap before: faketcp.c).
+ */
+static unsigned long flow_patience(const struct ftv_conn *c)
+{
+	u32 ms = READ_ONCE(c->srtt8) / 4;
+
+	return msecs_to_jiffies(max_t(u32, ms, FTV_FLOW_STALL_MIN_MS) +
+				FTV_TCP_GAP_MS);
+}
+
+/* Whether @c's data has waited past its patience. */
+static bool flow_overdue(const struct ftv_conn *c, unsigned long now)
+{
+	return flow_waiting(c) &&
+	       time_after(now, READ_ONCE(c->una_since) + flow_patience(c));
+}
+
+/* The budget the initiator gives its connections now: 0 for none. */
+static u32 flow_budget(const struct ftv_peer *peer)
+{
+	u32 rotate = READ_ONCE(peer->rotate);
+
+	if (rotate == FTV_ROTATE_OFF)
+		return 0;
+	if (rotate == FTV_ROTATE_AUTO)
+		return READ_ONCE(peer->rotate_learned);
+	return rotate;
+}
+
+/* One connection's share of @budget: drawn from its last quarter, so
+ * that where connections end is no fingerprint of the setting.
+ */
+static u32 flow_draw(u32 budget)
+{
+	return budget - get_random_u32_below(budget / 4 + 1);
+}
+
+/* Whether the session's timer has work: joins, or budgets. */
+static bool flow_watched(const struct ftv_conn *c)
+{
+	return READ_ONCE(c->session->joins_up) || READ_ONCE(c->budget) ||
+	       (c->is_initiator && flow_budget(c->peer));
+}
+
+/**
+ * ftv_flow_established - @conn became established (conn.c, which holds
+ *	the device's conn_lock)
+ * @conn: the connection
+ *
+ * Counts what it carries from here; a responder's connection takes the
+ * budget the initiator last gave, until it is given its own.
+ */
+void ftv_flow_established(struct ftv_conn *conn)
+{
+	struct ftv_session *s = conn->session;
+
+	WRITE_ONCE(conn->snd_start, (u32)atomic_read(&conn->snd_nxt));
+	WRITE_ONCE(conn->rcv_start, ftv_faketcp_rcv_nxt(&conn->rcv));
+	if (!conn->is_initiator)
+		WRITE_ONCE(conn->budget, READ_ONCE(conn->peer->budget_told));
+	if (flow_watched(conn) && !timer_pending(&s->flow_timer))
+		mod_timer(&s->flow_timer,
+			  jiffies + msecs_to_jiffies(FTV_FLOW_CHECK_MS));
+}
+
+/**
+ * ftv_flow_unusable - connections of @s that are up but wait to be
+ *	replaced (stalled, spent, or past half their budget)
+ * @s: an initiator's session
+ *
+ * Return: how many; the connect work opens as many joins more.
+ */
+unsigned int ftv_flow_unusable(struct ftv_session *s)
+{
+	unsigned int i, n = 0;
+	struct ftv_conn *c;
+
+	rcu_read_lock_bh();
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[i]);
+		if (c && (READ_ONCE(c->stalled) || READ_ONCE(c->spent) ||
+			  READ_ONCE(c->rotating)))
+			n++;
+	}
+	rcu_read_unlock_bh();
+	return n;
+}
+
+/**
+ * ftv_flow_budget_given - the initiator gave a connection a budget
+ * @conn: the responder's connection the message came on
+ * @index: the connection's join number (0: the opener)
+ * @budget: the bytes we may send on it
+ *
+ * It is also the budget of the connections that have none yet: those
+ * that come up before their own message arrives.
+ */
+void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget)
+{
+	struct ftv_session *s = conn->session;
+	struct ftv_conn *c;
+	unsigned int i;
+
+	if (conn->is_initiator)
+		return;
+	WRITE_ONCE(conn->peer->budget_told, budget);
+	rcu_read_lock_bh();
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[i]);
+		if (c && c->join_index == index) {
+			WRITE_ONCE(c->budget, budget);
+			break;
+		}
+	}
+	rcu_read_unlock_bh();
+}
+
+/* Auto: learn from what a connection that froze had carried. A frozen
+ * connection carried a few kilobytes up to a few hundred; one that
+ * carried more was cut by something else, and one that carried less than
+ * FTV_FLOW_LEARN_MIN had hardly begun (a slow peer, a path that went),
+ * and would teach a budget that costs a connection per few kilobytes.
+ */
+static void flow_learn(struct ftv_peer *peer, u32 carried)
+{
+	u32 learned = READ_ONCE(peer->rotate_learned), budget;
+
+	if (READ_ONCE(peer->rotate) != FTV_ROTATE_AUTO ||
+	    carried < FTV_FLOW_LEARN_MIN || carried >= FTV_FLOW_LEARN_MAX)
+		return;
+	budget = max_t(u32, carried / 4 * 3, FTV_ROTATE_MIN);
+	if (!learned || budget < learned) {
+		WRITE_ONCE(peer->rotate_learned, budget);
+		net_dbg_ratelimited("%s: peer %llu: a connection froze after %u bytes; budget %u\n",
+				    peer->device->dev->name,
+				    peer->internal_id, carried, budget);
+	}
+}
+
+/* The initiator's budgets: give each connection its share of the current
+ * budget, anew when the budget fell below it; replace those past half of
+ * theirs and give up those that carried it.
+ */
+static void flow_budgets(struct ftv_conn *c, u32 budget)
+{
+	u32 mine = READ_ONCE(c->budget), received;
+
+	if (budget && (!mine || mine > budget)) {
+		mine = flow_draw(budget);
+		WRITE_ONCE(c->budget, mine);
+		WRITE_ONCE(c->budget_told, false);
+	}
+	if (!mine)
+		return;
+	if (!READ_ONCE(c->budget_told)) {
+		WRITE_ONCE(c->budget_told, true);
+		ftv_send_budget(c);
+	}
+	received = flow_received(c);
+	if (!READ_ONCE(c->rotating) && received >= mine / 2) {
+		WRITE_ONCE(c->rotating, true);
+		ftv_timers_want_connection(c->peer);
+	}
+	/* The responder stops short of the budget by up to a message (a
+	 * superpacket does not fit): the last eighth counts as spent.
+	 */
+	if (!READ_ONCE(c->spent) &&
+	    received + max_t(u32, 2 * FTV_FLOW_SEGMENT, mine / 8) >= mine)
+		ftv_conn_spent(c);
+}
+
+/**
+ * ftv_flow_check - the session's look at its connections
+ * @timer: the session's flow_timer
+ *
+ * Re-arms itself while a join of the session is up; the session's release
+ * waits it out.
+ */
+void ftv_flow_check(struct timer_list *timer)
+{
+	struct ftv_session *s = from_timer(s, timer, flow_timer);
+	struct ftv_conn *c, *stalled[FTV_SESSION_FLOWS];
+	unsigned int i, up = 0, n = 0;
+	unsigned long now = jiffies;
+	bool watched = false;
+	u32 carried = 0;
+
+	rcu_read_lock_bh();
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[i]);
+		if (!c)
+			continue;
+		watched |= flow_watched(c);
+		/* The peer's last data may have come past a loss. */
+		if (ftv_faketcp_rcv_expire(&c->rcv, now))
+			WRITE_ONCE(c->owes, true);
+		if (c->is_initiator && !READ_ONCE(c->stalled)) {
+			up++;
+			if (flow_overdue(c, now))
+				stalled[n++] = c;
+			else
+				flow_budgets(c, flow_budget(c->peer));
+		}
+		if (READ_ONCE(c->owes) && ftv_flow_may_send(c, 0))
+			ftv_send_keepalive(c);
+	}
+	/* One connection stalled while others were answered: a censor cut
+	 * it. All of them at once, with joins: a censor that cuts each after
+	 * so many bytes, or a path that went; what they carried tells.
+	 */
+	for (i = 0; i < n; i++) {
+		c = stalled[i];
+		if (n == up && up > 1) {
+			carried = max(carried, flow_received(c));
+		} else if (time_after(READ_ONCE(s->acked_at),
+				      READ_ONCE(c->una_since) +
+				      flow_patience(c))) {
+			flow_learn(c->peer, flow_received(c));
+		} else {
+			continue;
+		}
+		ftv_conn_stalled(c);
+	}
+	if (carried)
+		flow_learn(stalled[0]->peer, carried);
+	rcu_read_unlock_bh();
+	if (watched)
+		mod_timer(&s->flow_timer,
+			  now + msecs_to_jiffies(FTV_FLOW_CHECK_MS));
+}

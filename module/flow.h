@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One session over several connections: which connection a message goes
+ * on, and which connection stopped working (flow.c).
+ */
+
+#ifndef _FTV_FLOW_H
+#define _FTV_FLOW_H
+
+#include <linux/types.h>
+
+struct ftv_conn;
+struct ftv_session;
+struct timer_list;
+
+enum ftv_flow_limits {
+	/* How often a session with joins up looks at its connections. */
+	FTV_FLOW_CHECK_MS = 50,
+	/* A connection whose data goes unanswered for twice its smoothed
+	 * round trip, and at least this long, and FTV_TCP_GAP_MS more, while
+	 * another connection of its session is answered, is stalled.
+	 */
+	FTV_FLOW_STALL_MIN_MS = 200,
+	/* A message this small (an inner ACK, a ping) goes, if it can, on
+	 * a connection that owes the peer an acknowledgment.
+	 */
+	FTV_FLOW_SMALL = 256,
+	/* What a segment not sent yet counts for in a connection's load. */
+	FTV_FLOW_SEGMENT = 1448,
+	/* What a message costs on the wire beyond its inner bytes, at most
+	 * (headers, the message's own, the tag), for the budgets.
+	 */
+	FTV_FLOW_OVERHEAD = 128,
+	/* A connection that froze after carrying this much or more was not
+	 * cut by a censor that counts bytes: rotate auto learns nothing.
+	 */
+	FTV_FLOW_LEARN_MAX = 1024 * 1024,
+	/* Nor after carrying less than this: see flow_learn(). */
+	FTV_FLOW_LEARN_MIN = 8192,
+};
+
+struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len);
+bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len);
+void ftv_flow_data_sent(struct ftv_conn *conn);
+void ftv_flow_acked(struct ftv_conn *conn, bool has_ts, u32 tsecr);
+void ftv_flow_established(struct ftv_conn *conn);
+unsigned int ftv_flow_unusable(struct ftv_session *s);
+void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget);
+void ftv_flow_check(struct timer_list *timer);
+
+#endif /* _FTV_FLOW_H */

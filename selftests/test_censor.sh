@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A censor on the path acts on each TCP connection; one session spread
+# over four ("flows 4") outlasts it. R, between C and S, delays each way
+# by 20 ms (a 40 ms round trip), keeps strict conntrack, and plays the
+# censor with nftables; every offload stays at its default.
+#  - a policer of 8 Mbit/s on each connection, each way (a dynamic set
+#    keyed by the 4-tuple, as deployed censors do): 8 MB from C to S and
+#    8 MB back arrive intact, spread over the four connections (each at
+#    least a tenth), and no policed connection is taken for a stalled
+#    one (rotations stays 0). The rate is printed, not judged: make bench
+#    measures it against four times the policed rate;
+#  - one of the four connections (a join) black-holed in both directions
+#    in the middle of a transfer: the transfer arrives intact, C gives the
+#    connection up (rotations 1), sends nothing more on it, and has four
+#    connections up again within 10 s, as R's conntrack sees them;
+#  - the same for the connection that opened the session, whose key
+#    exchange cannot be redone on a join: C leaves it out and makes a new
+#    session, which gets four connections up again within 10 s;
+#  - no message failed authentication and none was taken for a replay.
+#
+#   ns C (initiator)          ns R (router, censor)              ns S (responder)
+#   +--------------------+   +--------------------------------+  +--------------------+
+#   | ftv0 10.9.0.1      |   | netem delay 20ms each way      |  | ftv0 10.9.0.2      |
+#   |   flows 4          |   | ct state invalid drop          |  |   :51820           |
+#   | veth0 192.168.10.2 |---| per-connection policer, or     |--| veth0 198.51.100.2 |
+#   +--------------------+   | one 4-tuple dropped            |  +--------------------+
+#                            +--------------------------------+
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
+. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib_paths.sh
+. "$(dirname "$0")/lib_paths.sh"
+trap cleanup EXIT
+
+ktap_plan 13
+ftv_require
+for tool in conntrack nc tc nft; do
+	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
+done
+
+kmark=$(kmsg_mark)
+paths_topology || ktap_bail "cannot set up the namespaces"
+paths_strict_router || ktap_bail "cannot set up R's firewall"
+nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
+	ktap_bail "cannot turn on conntrack accounting on R"
+for dev in vethc veths; do
+	netem "$R" "$dev" delay 20ms limit 100000 ||
+		ktap_bail "cannot set up netem on R's $dev"
+done
+paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
+S_KEY=$(pubkey_of s)
+C_KEY=$(pubkey_of c)
+nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
+	ktap_bail "ftvctl peer set ... flows 4 failed"
+
+# established : connections to S's listen port that R's conntrack has as
+# established
+established()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" --state ESTABLISHED 2>/dev/null |
+		grep -c "dport=$FTV_PORT"
+}
+flows_up() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["flows_up"]'; }
+rotations() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'; }
+# four_up : C has four flows up and R's conntrack sees four established
+# connections that are not black-holed ($HOLED_PORT, if set)
+four_up()
+{
+	[ "$(flows_up)" = 4 ] || return 1
+	[ "$(nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" --state ESTABLISHED 2>/dev/null |
+		grep "dport=$FTV_PORT" | grep -vc "sport=${HOLED_PORT:-0} ")" -ge 4 ]
+}
+# shares : bytes per connection to S's listen port in R's conntrack, both
+# directions, as a share of their sum, smallest first
+shares()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		awk '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) { split($i, a, "="); n += a[2] } b[NR] = n; t += n }
+		     END { for (i = 1; i <= NR; i++) printf "%.2f\n", t ? b[i] / t : 0 }' |
+		sort -n | tr '\n' ' '
+}
+each_tenth()
+{
+	awk -v s="$1" 'BEGIN { n = split(s, a, " "); ok = n == 4; for (i = 1; i <= n; i++) if (a[i] < 0.10) ok = 0; exit !ok }'
+}
+# auth_drops : messages C and S dropped as forged or replayed
+auth_drops()
+{
+	local ns key sum=0 n
+
+	for ns in C S; do
+		key=$S_KEY
+		[ "$ns" = S ] && key=$C_KEY
+		n=$(ftv_peer_json "${!ns}" ftv0 "$key" \
+			'sum(p["drops"].get(k, 0) for k in ("bad_auth", "replay"))')
+		sum=$((sum + n))
+	done
+	echo "$sum"
+}
+
+connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
+wait_for 20 four_up || ktap_bail "flows 4 did not get four connections up"
+
+# ---- a policer on each connection, each way
+nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's policer"
+table ip censor {
+	set policed {
+		type ipv4_addr . inet_service . ipv4_addr . inet_service
+		flags dynamic
+		timeout 5m
+	}
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		tcp dport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over 1 mbytes/second burst 64 kbytes } counter drop
+		tcp sport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over 1 mbytes/second burst 64 kbytes } counter drop
+	}
+}
+NFT
+nsx "$R" conntrack -Z >/dev/null 2>&1
+random_file data 8
+if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 120; then
+	ktap_ok "policed at 8 Mbit/s per connection: 8 MB from C to S arrive intact"
+else
+	ktap_fail "policed at 8 Mbit/s per connection: 8 MB from C to S arrive intact"
+fi
+if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/data" 120; then
+	ktap_ok "policed: 8 MB from S to C arrive intact"
+else
+	ktap_fail "policed: 8 MB from S to C arrive intact"
+fi
+share=$(shares)
+ktap_diag "shares of the bytes per connection: $share"
+ktap_result "policed: the transfers went over all four connections (each at least 0.10)" \
+	"$(each_tenth "$share"; echo $?)"
+ktap_diag "R's policer dropped $(nsx "$R" nft list table ip censor |
+	awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }') segments"
+ktap_eq "policed: no connection taken for a stalled one (rotations)" 0 "$(rotations)"
+nsx "$R" nft delete table ip censor
+
+# ---- hole PORT : R drops everything of C's connection from local port PORT
+hole()
+{
+	HOLED_PORT=$1
+	nsx "$R" nft -f - <<NFT
+table ip censor {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ip saddr $C_LAN4 tcp sport $1 tcp dport $FTV_PORT counter drop
+		ip daddr $C_LAN4 tcp dport $1 tcp sport $FTV_PORT counter drop
+	}
+}
+NFT
+}
+# holed : segments R dropped in the hole so far
+holed()
+{
+	nsx "$R" nft list table ip censor 2>/dev/null |
+		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+# c_sent_into_hole : segments C sent into the hole, from C to S
+c_sent_into_hole()
+{
+	nsx "$R" nft list table ip censor 2>/dev/null |
+		awk '/ip saddr/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+# one_hole WHAT PORT : black-hole C's connection from PORT one second into
+# a 16 MB transfer, and report
+one_hole()
+{
+	local what=$1 port=$2 before after rot
+
+	rot=$(rotations)
+	random_file big 16
+	(sleep 1; hole "$port") &
+	bg_track "$!"
+	if transfer "$C" "$S" 10.9.0.2 5003 "$FTV_TMP/big" 120; then
+		ktap_ok "$what black-holed mid-transfer: 16 MB arrive intact"
+	else
+		ktap_fail "$what black-holed mid-transfer: 16 MB arrive intact"
+	fi
+	ktap_diag "R dropped $(holed) segments in the hole"
+	before=$(c_sent_into_hole)
+	ping_ok "$C" 10.9.0.2
+	ping_ok "$C" 10.9.0.2
+	after=$(c_sent_into_hole)
+	ktap_eq "$what: C gave it up (rotations +1) and sends nothing more on it" \
+		"$((rot + 1)) $before" "$(rotations) $after"
+	if wait_for 10 four_up; then
+		ktap_ok "$what: four connections up again within 10 s"
+	else
+		ktap_fail "$what: four connections up again within 10 s"
+		ktap_diag "flows_up $(flows_up); R's conntrack:"
+		nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null | ktap_diag
+	fi
+	nsx "$R" nft delete table ip censor
+	HOLED_PORT=
+}
+
+# live_ports : C's ports of the connections C made since the mark that
+# R's conntrack has as established, oldest first: the opener, then its
+# joins
+live_ports()
+{
+	local live port
+
+	live=$(nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" --state ESTABLISHED 2>/dev/null |
+		sed -n 's/.* sport=\([0-9]*\) dport='"$FTV_PORT"' .*/\1/p')
+	for port in $(paths_client_ports "$kmark"); do
+		grep -qx "$port" <<<"$live" && echo "$port"
+	done
+}
+ports=$(live_ports)
+one_hole "a join" "$(tail -n 1 <<<"$ports")"
+ports=$(live_ports)
+one_hole "the opener" "$(head -n 1 <<<"$ports")"
+ktap_eq "S made a second session once the opener was given up" yes \
+	"$([ "$(dmesg_since "$kmark" | grep -c "ftv: ftv0: session $FTV_PORT:[0-9]* created")" -ge 2 ] && echo yes || echo no)"
+
+ktap_eq "no message failed authentication or was taken for a replay" 0 "$(auth_drops)"
+ip -n "$C" link del ftv0
+ip -n "$S" link del ftv0
+objects_balanced "$kmark" 30
+ktap_finish

@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A censor that freezes every TCP connection once 16 KB have gone from
+# the server to the client (R drops what S sends on a connection whose
+# reply direction carried more, by conntrack's byte count), as Russia's
+# does. ftv replaces each connection before it gets there.
+#  - rotate 12k, flows 4: 1 MB from S to C arrive intact, with pings
+#    beside; C replaced connections (rotations), and no connection ever
+#    crossed the freeze: R dropped nothing, and no connection in R's
+#    conntrack carried more than 16 KB towards C;
+#  - rotate auto (the default), flows 4: the first download teaches C
+#    where connections freeze (some are frozen, and given up); the
+#    second crosses it far less often than the first, and both arrive
+#    intact;
+#  - nothing failed authentication or was taken for a replay, and every
+#    connection and session was freed.
+# R delays 20 ms each way and keeps strict conntrack; offloads stay at
+# their defaults.
+#
+#   ns C (initiator)          ns R (router, censor)              ns S (responder)
+#   +--------------------+   +--------------------------------+  +--------------------+
+#   | ftv0 10.9.0.1      |   | netem delay 20ms each way      |  | ftv0 10.9.0.2      |
+#   |   flows 4          |   | ct state invalid drop          |  |   :51820           |
+#   | veth0 192.168.10.2 |---| S->C dropped once a connection |--| veth0 198.51.100.2 |
+#   +--------------------+   |   carried 16 KB towards C      |  +--------------------+
+#                            +--------------------------------+
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
+. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib_paths.sh
+. "$(dirname "$0")/lib_paths.sh"
+trap cleanup EXIT
+
+FREEZE=16384
+
+ktap_plan 11
+ftv_require
+for tool in conntrack nc tc nft; do
+	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
+done
+
+kmark=$(kmsg_mark)
+paths_topology || ktap_bail "cannot set up the namespaces"
+paths_strict_router || ktap_bail "cannot set up R's firewall"
+nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
+	ktap_bail "cannot turn on conntrack accounting on R"
+for dev in vethc veths; do
+	netem "$R" "$dev" delay 20ms limit 100000 ||
+		ktap_bail "cannot set up netem on R's $dev"
+done
+nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's freeze"
+table ip freeze {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ip saddr $S_PUB4 tcp sport $FTV_PORT ct reply bytes > $FREEZE counter drop
+	}
+}
+NFT
+
+# frozen : segments R dropped for the freeze so far
+frozen()
+{
+	nsx "$R" nft list table ip freeze 2>/dev/null |
+		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+# crossed : connections in R's conntrack that carried more than the freeze
+# towards C (the second bytes= of a line is the reply direction's)
+crossed()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		awk -v f="$FREEZE" '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) { n++; if (n == 2) { split($i, a, "="); if (a[2] > f) c++ } } } END { print c + 0 }'
+}
+rotations() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'; }
+flows_up_is() { [ "$(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["flows_up"]')" = "$1" ]; }
+# auth_drops : messages C and S dropped as forged or replayed
+auth_drops()
+{
+	echo $(($(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["drops"].get("bad_auth", 0) + p["drops"].get("replay", 0)') +
+		$(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["drops"].get("bad_auth", 0) + p["drops"].get("replay", 0)')))
+}
+# setup ROTATE : ftv0 on both ends afresh, C's peer with flows 4 and
+# rotate ROTATE, the tunnel up
+setup()
+{
+	ip -n "$C" link del ftv0 2>/dev/null
+	ip -n "$S" link del ftv0 2>/dev/null
+	nsx "$R" conntrack -F >/dev/null 2>&1
+	paths_ftv 4 || return 1
+	S_KEY=$(pubkey_of s)
+	C_KEY=$(pubkey_of c)
+	nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 rotate "$1" || return 1
+	connect_ping "$C" 10.9.0.2 && wait_for 20 flows_up_is 4
+}
+
+random_file data 1
+
+# ---- rotate 12k
+setup 12k || ktap_bail "no tunnel with rotate 12k"
+frozen0=$(frozen)
+bg_ping "$C" 10.9.0.2 fixed
+if transfer "$S" "$C" 10.9.0.1 5001 "$FTV_TMP/data" 120; then
+	ktap_ok "rotate 12k: 1 MB from S to C arrive intact through the freeze"
+else
+	ktap_fail "rotate 12k: 1 MB from S to C arrive intact through the freeze"
+fi
+bg_ping_stop fixed
+ktap_diag "pings: $PING_GOT of $PING_SENT answered"
+ktap_eq "rotate 12k: R dropped nothing, and no connection carried 16 KB towards C" \
+	"0 0" "$(($(frozen) - frozen0)) $(crossed)"
+ktap_result "rotate 12k: C replaced connections as they carried their budget (rotations $(rotations))" \
+	"$([ "$(rotations)" -ge 8 ]; echo $?)"
+ktap_eq "rotate 12k: nothing failed authentication or was taken for a replay" 0 "$(auth_drops)"
+
+# ---- rotate auto
+setup auto || ktap_bail "no tunnel with rotate auto"
+frozen0=$(frozen)
+if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/data" 120; then
+	ktap_ok "rotate auto: the first 1 MB from S to C arrive intact"
+else
+	ktap_fail "rotate auto: the first 1 MB from S to C arrive intact"
+fi
+first=$(($(frozen) - frozen0))
+rot=$(rotations)
+ktap_diag "the first download: R dropped $first segments for the freeze; $rot connections replaced"
+ktap_result "rotate auto: connections froze and C gave them up" \
+	"$([ "$first" -gt 0 ] && [ "$rot" -ge 1 ]; echo $?)"
+frozen0=$(frozen)
+bg_ping "$C" 10.9.0.2 auto
+if transfer "$S" "$C" 10.9.0.1 5003 "$FTV_TMP/data" 120; then
+	ktap_ok "rotate auto: the second 1 MB arrive intact"
+else
+	ktap_fail "rotate auto: the second 1 MB arrive intact"
+fi
+bg_ping_stop auto
+second=$(($(frozen) - frozen0))
+ktap_diag "the second download: R dropped $second segments for the freeze; pings: $PING_GOT of $PING_SENT answered"
+ktap_result "rotate auto: having learned, the second download met the freeze less than the first" \
+	"$([ "$second" -lt "$first" ]; echo $?)"
+ktap_eq "rotate auto: nothing failed authentication or was taken for a replay" 0 "$(auth_drops)"
+
+ip -n "$C" link del ftv0
+ip -n "$S" link del ftv0
+objects_balanced "$kmark" 30
+ktap_eq "no kernel report of a write into freed memory" "" "$(freed_memory_reports "$kmark")"
+ktap_finish
