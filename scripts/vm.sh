@@ -107,11 +107,14 @@ fi
 
 # vng sends the serial console to /dev/null unless --verbose, and then it
 # floods the terminal; a virtio console into a file keeps what matters
-# when the guest crashes (panic=-1 makes qemu exit at once).
+# when the guest crashes (panic=-1 makes qemu exit at once). The kernel
+# log holds 8 MB: the selftests count objects by their pr_debug lines
+# since a mark, and a test that replaces connections by the hundred
+# writes many.
 vng_args=(-r "$image" --cpus "${FTV_VM_CPUS:-2}"
 	--memory "${FTV_VM_MEMORY:-2G}" --cwd "$ROOT" --rwdir="$out"
 	--qemu-opts="-chardev file,id=ftvklog,path=$out/kernel.log -device virtconsole,chardev=ftvklog"
-	--append "console=hvc0 loglevel=7${FTV_VM_APPEND:+ $FTV_VM_APPEND}")
+	--append "console=hvc0 loglevel=7 log_buf_len=8M${FTV_VM_APPEND:+ $FTV_VM_APPEND}")
 if [ -n "${FTV_VM_QEMU_OPTS:-}" ]; then
 	vng_args+=(--qemu-opts="$FTV_VM_QEMU_OPTS")
 fi
