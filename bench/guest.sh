@@ -25,12 +25,16 @@
 #   ftv-shapeoff     the same with "shape off" on both ends (TCP tests only;
 #                    not in the default set)
 #   openvpn-tcp      userspace OpenVPN 2.6 over TCP (loss tests only)
-# and, for the path test only, the same over a router R$IDX between A$IDX
-# and B$IDX (as users test a tunnel: a delaying hop, offloads as they come):
+# and, for the path and flows tests only, the same over a router R$IDX
+# between A$IDX and B$IDX (as users test a tunnel: a delaying hop,
+# offloads as they come):
 #   path-tcp         plain TCP from A to B through R
 #   path-wireguard   WireGuard, A's endpoint B's 10.0.1.2
 #   path-ftv         ftv (fec auto), A's endpoint B's 10.0.1.2
 #   path-ftv-fecoff  the same with "fec off" (1 stream A->B at 100 ms only)
+#   path-ftv4        path-ftv with "flows 4" on A's peer (the session over
+#                    four connections; in the path matrix at 40 ms without
+#                    loss only, and in the flows test)
 # and each repeat interleaves them: for every measurement, every
 # configuration in turn.
 #
@@ -55,7 +59,30 @@
 # BENCH_PATH_LOSS, 1 and 4 streams A->B and B->A, and 1 stream A->B at
 # 100 ms for every loss in BENCH_PATH_FEC_LOSS; units named
 # path_RTT_LOSS_pSTREAMS_DIR, e.g. path_100_1_p1_fwd; ftv's repair
-# counts recorded beside each run), aead (once a repeat, not per
+# counts recorded beside each run), flows (one session over one
+# connection, path-ftv, and over four, path-ftv4, through the router at
+# 40 ms without loss: one stream A->B and B->A on the clean path, units
+# flows_clean_p1_fwd and _rev, then the same with a censor's policer on
+# R, flows_police_p1_fwd and _rev: nftables dropping what exceeds
+# BENCH_POLICE_MBIT on each TCP connection, each way, installed for each
+# policed run and removed after it; the sender's inner TCP retransmits
+# are in iperf3's JSON, and A's count of connections replaced after
+# stalling, ftvctl show's "rotations", is recorded after each run; then,
+# path-ftv4 alone, against a censor, each on a tunnel made anew (both
+# peers removed and added again, R's conntrack flushed): flows_hole_p1_fwd
+# and _rev, one stream for BENCH_PATH_TIME + 6 s (12 at least) reported
+# every 0.5 s, R dropping both ways of one of A's four connections (a
+# join, never the opener) from 40 % of it on, and A's flows_up and
+# rotations polled every 0.2 s until four are up again with one more
+# replaced (10 s at most); flows_freeze_auto and flows_freeze_12k, R
+# dropping what B sends on any connection that carried 16 KB towards A
+# (conntrack accounting, as a censor freezes connections), A's peer with
+# rotate auto, given 20 s of download to learn first (recorded as
+# flows_freeze_auto_learning), or rotate 12k, then iperf3 -R for
+# BENCH_PATH_TIME s with pings from A every 0.1 s beside it; the pings
+# answered, the freeze's drops and the connections past 16 KB in R's
+# conntrack are recorded after each run), aead
+# (once a repeat, not per
 # configuration: the kernel's ChaCha20-Poly1305 sealing 1420-byte messages
 # on one CPU, as tcrypt measures it: the ceiling one CPU's worth of crypto
 # puts on a stream). Through every run, /proc/stat and the receiving
@@ -80,13 +107,17 @@
 # BENCH_PPS_TIME (6 s), BENCH_PATH_TIME (10 s per path run, after
 # BENCH_PATH_OMIT=3 s; 5 and 2 with BENCH_QUICK; BENCH_PATH_WARMUP=3 s of
 # traffic, not measured, whenever a router's delay or loss changes),
-# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss path"), BENCH_CONFIGS ("veth
-# veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp
-# path-wireguard path-ftv path-ftv-fecoff"), BENCH_LOSS
+# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss path flows"), BENCH_CONFIGS
+# ("veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp
+# path-wireguard path-ftv path-ftv-fecoff path-ftv4"), BENCH_LOSS
 # ("0 0.1 0.5 1 5"), BENCH_RTTS ("10 40 100 200", round trips in ms),
 # BENCH_PATH_LOSS ("0 1", % each way), BENCH_PATH_FEC_LOSS ("0.1 0.5 5":
 # the extra 1-stream rows at 100 ms; the three path lists may be set
-# empty for none),
+# empty for none), BENCH_POLICE_MBIT (8: the flows test's policer, per
+# TCP connection and direction, in Mbit/s of 2^20 bits, as nft counts:
+# 8 is nft's "1 mbytes/second", outer headers included),
+# BENCH_FLOWS_UNITS ("clean police hole freeze": the kinds of flows units
+# run when BENCH_TESTS has flows, in that order whatever the order given),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
 # ftrace profile of one stream, and of the pps load, through WireGuard
 # and ftv, after the measurements).
@@ -116,8 +147,25 @@ PPS_T=${BENCH_PPS_TIME:-6}
 DELAY=${BENCH_DELAY:-10ms}
 PATH_T=${BENCH_PATH_TIME:-10}
 PATH_OMIT=${BENCH_PATH_OMIT:-3}
-read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss path}"
-read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp path-wireguard path-ftv path-ftv-fecoff}"
+# The flows test's policer: POLICE_MBIT as a JSON number, POLICE_KB the
+# same in nft's kbytes (2^10 bytes) per second: 8 -> 1024, "1 mbytes".
+POLICE_MBIT=${BENCH_POLICE_MBIT:-8}
+if ! [[ $POLICE_MBIT =~ ^[0-9]*\.?[0-9]+$ ]] ||
+   ! POLICE_KB=$(awk -v p="$POLICE_MBIT" 'BEGIN { k = int(p * 128 + 0.5); print k; exit !(k > 0) }'); then
+	echo "bench: BENCH_POLICE_MBIT must be a positive number of Mbit/s, not '$POLICE_MBIT'; using 8" >&2
+	POLICE_MBIT=8 POLICE_KB=1024
+fi
+POLICE_MBIT=$(awk -v p="$POLICE_MBIT" 'BEGIN { printf "%g", p }')
+# The kinds of flows units: clean, police, hole, freeze.
+read -r -a FLOWS_KINDS <<<"${BENCH_FLOWS_UNITS:-clean police hole freeze}"
+for kind in "${FLOWS_KINDS[@]}"; do
+	case $kind in
+	clean | police | hole | freeze) ;;
+	*) echo "bench: BENCH_FLOWS_UNITS: no flows unit of kind '$kind' (clean, police, hole, freeze)" >&2 ;;
+	esac
+done
+read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss path flows}"
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp path-wireguard path-ftv path-ftv-fecoff path-ftv4}"
 read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
 # Set but empty, a path list means none (BENCH_PATH_FEC_LOSS="" drops the
 # FEC rows), hence "-" and not ":-".
@@ -234,11 +282,14 @@ iperf_server_up()
 
 # measure REPEAT CONFIG TEST SECONDS OMIT RX-ANCHOR RXDEV IPERF-ARGS... :
 # iperf3 in A against B's server, with the counters sampled every half
-# second from just before it starts until it has ended.
+# second from just before it starts until it has ended. With DURING set,
+# the command DURING runs in the background beside iperf3, given the
+# EPOCHREALTIME iperf3 was started at, and the run is recorded once both
+# have ended.
 measure()
 {
-	local r=$1 cfg=$2 test=$3 secs=$4 omit=$5 anchor=$6 rxdev=$7 pid rc
-	local json=$LOGS/r$1-$2-$3.json
+	local r=$1 cfg=$2 test=$3 secs=$4 omit=$5 anchor=$6 rxdev=$7 pid rc t0
+	local json=$LOGS/r$1-$2-$3.json during=
 	shift 7
 
 	wait_for 10 iperf_server_up || say "iperf3 server in B is not listening"
@@ -246,15 +297,21 @@ measure()
 	FIRST=()
 	LAST=()
 	sample "$anchor" "$rxdev"
+	t0=$EPOCHREALTIME
 	timeout -k 5 $((secs + omit + 60)) ip netns exec "$A" \
 		iperf3 -c "$ADDR_B" -J -t "$secs" -O "$omit" "$@" >"$json" 2>&1 &
 	pid=$!
+	if [ -n "${DURING:-}" ]; then
+		"$DURING" "$t0" &
+		during=$!
+	fi
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 0.5
 		sample "$anchor" "$rxdev"
 	done
 	wait "$pid"
 	rc=$?
+	[ -z "$during" ] || wait "$during"
 	record "$r" "$cfg" "$test" "$json" "$rc" "${EXTRA:-}"
 	say "r$r $cfg $test: $(progress "$rc" "$json")"
 	# The server takes a moment to be ready for the next client.
@@ -375,6 +432,12 @@ run()
 		esac ;;
 	path_*)
 		run_path "$r" "$cfg" "$unit" ;;
+	flows_hole_*)
+		run_hole "$r" "$cfg" "$unit" ;;
+	flows_freeze_*)
+		run_freeze "$r" "$cfg" "$unit" ;;
+	flows_*)
+		run_flows "$r" "$cfg" "$unit" ;;
 	esac
 }
 
@@ -440,6 +503,485 @@ run_path()
 		fec_record "$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0))
 		;;
 	esac
+}
+
+# The flows test's path: 40 ms round trip, no loss.
+FLOWS_RTT=40
+
+# flows_path CONFIG : the current configuration's router at FLOWS_RTT
+# without loss, its netem set (and the path warmed up) when this
+# configuration's last run had another
+flows_path()
+{
+	if [ "${NETEM[$1]:-}" != "$FLOWS_RTT 0" ]; then
+		if ! path_netem "$FLOWS_RTT" 0; then
+			say "$1: netem failed"
+			NETEM[$1]=
+			return 1
+		fi
+		NETEM[$1]="$FLOWS_RTT 0"
+		path_warmup
+	fi
+}
+
+# police_on : on the current configuration's router, a censor's policer:
+# every TCP connection to or from ftv's port, each direction apart (a
+# dynamic set keyed by the 4-tuple), dropped beyond POLICE_KB kbytes a
+# second
+police_on()
+{
+	nsx "$R" nft -f - <<NFT
+table ip censor {
+	set policed {
+		type ipv4_addr . inet_service . ipv4_addr . inet_service
+		flags dynamic
+		timeout 5m
+	}
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		tcp dport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over $POLICE_KB kbytes/second burst 64 kbytes } counter drop
+		tcp sport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over $POLICE_KB kbytes/second burst 64 kbytes } counter drop
+	}
+}
+NFT
+}
+
+# police_off : the policer gone (a no-op without it)
+police_off()
+{
+	nsx "$R" nft delete table ip censor 2>/dev/null
+	return 0
+}
+
+# rotations_now : "ROTATIONS FLOWS_UP" of A's only peer, each a number or
+# null (a module or ftvctl without them; show failing)
+rotations_now()
+{
+	local v
+
+	v=$(ftv_json "$A" ftv0 '" ".join(json.dumps(d["peers"][0].get(k)) for k in ("rotations", "flows_up"))' 2>/dev/null)
+	[[ $v =~ ^([0-9]+|null)\ ([0-9]+|null)$ ]] || v="null null"
+	echo "$v"
+}
+
+# run_flows REPEAT CONFIG UNIT : one run of the flows test. UNIT is
+# flows_KIND_pSTREAMS_DIR, KIND clean or police; the router's netem is
+# set to FLOWS_RTT without loss when this configuration's last run had
+# another, and with KIND police R polices each connection for this run
+# only. After it, a line "rotations_UNIT" with A's count of its peer's
+# connections replaced after stalling, before and after the run, and
+# its connections up after it.
+run_flows()
+{
+	local r=$1 cfg=$2 unit=$3 kind p dir rot0 up0 rot1 up1 flows=1 extra
+	local anchor=$ANCHOR_B dev=$DEV_B rev=()
+
+	IFS=_ read -r _ kind p dir <<<"$unit"
+	flows_path "$cfg" || return 1
+	[ "$dir" = rev ] && anchor=$ANCHOR_A dev=$DEV_A rev=(-R)
+	[ "$cfg" = path-ftv4 ] && flows=4
+	extra="\"rtt_ms\":$FLOWS_RTT,\"loss\":0,\"flows\":$flows"
+	read -r rot0 up0 < <(rotations_now)
+	if [ "$kind" = police ]; then
+		if ! police_on; then
+			say "$cfg: cannot set up R's policer (nft)"
+			police_off
+			return 1
+		fi
+		extra+=",\"police_mbit\":$POLICE_MBIT,\"police_kbytes\":$POLICE_KB"
+	fi
+	EXTRA=$extra measure "$r" "$cfg" "$unit" "$PATH_T" "$PATH_OMIT" \
+		"$anchor" "$dev" -P "${p#p}" "${rev[@]}"
+	[ "$kind" = police ] && police_off
+	read -r rot1 up1 < <(rotations_now)
+	printf '{"repeat":%d,"config":"%s","test":"rotations_%s","rc":0,"rotations_before":%s,"rotations":%s,"flows_up_before":%s,"flows_up":%s}\n' \
+		"$r" "$cfg" "$unit" "$rot0" "$rot1" "$up0" "$up1" >>"$SAMPLES"
+	say "r$r $cfg $unit: connections replaced ${rot0/null/?} -> ${rot1/null/?}," \
+		"up ${up0/null/?} -> ${up1/null/?}"
+}
+
+# ------------------------------------------------ flows: against a censor
+
+# The censor's units run on path-ftv4 alone, with its four connections.
+CENSOR_FLOWS=4
+# R's view of A and B in the path configurations (path_underlay).
+PATH_A4=10.0.0.1
+PATH_B4=10.0.1.2
+# The freeze: what a connection may carry towards A (the client) before
+# R drops what B sends on it, in bytes as conntrack counts them (IP
+# headers included); and rotate auto's download to learn from, in s.
+FREEZE_BYTES=16384
+FREEZE_LEARN=20
+
+# us_s MICROSECONDS : the same in seconds, to the millisecond ("1.234")
+us_s()
+{
+	local us=$1
+
+	[ "$us" -ge 0 ] || us=0
+	printf '%d.%03d' $((us / 1000000)) $((us % 1000000 / 1000))
+}
+
+# jnum VALUE : VALUE if it is a number, else null (for a JSON line)
+jnum()
+{
+	if [[ ${1:-} =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+		echo "$1"
+	else
+		echo null
+	fi
+}
+
+# flows_now : "FLOWS_UP ROTATIONS" of A's only peer, each a number or
+# null, read from ftvctl's JSON by bash alone: no Python started five
+# times a second beside a measurement
+flows_now()
+{
+	local j up=null rot=null
+	local re_up='"flows_up": ([0-9]+)' re_rot='"rotations": ([0-9]+)'
+
+	j=$(nsx "$A" "$FTVCTL" show ftv0 --json 2>/dev/null)
+	[[ $j =~ $re_up ]] && up=${BASH_REMATCH[1]}
+	[[ $j =~ $re_rot ]] && rot=${BASH_REMATCH[1]}
+	echo "$up $rot"
+}
+
+# nft_drops TABLE : the packets the drop rules of R's table ip TABLE
+# dropped so far (0 without the table)
+nft_drops()
+{
+	nsx "$R" nft list table ip "$1" 2>/dev/null |
+		awk '/ drop/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+			END { print n + 0 }'
+}
+
+# conn_ports : A's ports of the established connections from A to B's
+# ftv port in R's conntrack, one a line (none while R tracks nothing).
+# conntrack -L prints the original direction's src=, dst=, sport= and
+# dport= first, then the reply's.
+conn_ports()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		awk -v a="$PATH_A4" -v b="$PATH_B4" '
+			/ ESTABLISHED / {
+				split("", f)
+				for (i = 1; i <= NF; i++)
+					if (split($i, kv, "=") == 2 && !(kv[1] in f))
+						f[kv[1]] = kv[2]
+				if (f["src"] == a && f["dst"] == b && f["sport"] != "")
+					print f["sport"]
+			}'
+}
+
+# flows_fresh REPEAT CONFIG UNIT ROTATE FLOWS : the current
+# configuration's tunnel made anew, for a unit that must see its
+# connections from their SYN on, or a rotate auto that has learned
+# nothing yet: both ends' show --json kept first (guest/CONFIG-A-rREPEAT-
+# UNIT.json and -B-, whose drop counters report.py adds to the
+# repeat's), both peers removed, R's conntrack flushed once what was in
+# flight has gone, the peers added again as pair_ftv added them, A's
+# with "flows FLOWS rotate ROTATE", and the tunnel up with FLOWS
+# connections. Sets FRESH_KEY, B's key, A's peer.
+FRESH_KEY=
+flows_fresh()
+{
+	local r=$1 cfg=$2 unit=$3 rot=$4 flows=$5 a b kb ep aips ka bips
+
+	a=$(ftv_json "$A" ftv0 '" ".join([d["peers"][0]["public_key"], d["peers"][0]["endpoint"] or "-", ",".join(d["peers"][0]["allowed_ips"])])') &&
+		b=$(ftv_json "$B" ftv0 '" ".join([d["peers"][0]["public_key"], ",".join(d["peers"][0]["allowed_ips"])])') ||
+		return 1
+	read -r kb ep aips <<<"$a"
+	read -r ka bips <<<"$b"
+	[ -n "$aips" ] && [ -n "$bips" ] && [ "$ep" != - ] || return 1
+	FRESH_KEY=$kb
+	nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/$cfg-A-r$r-$unit.json" 2>&1
+	nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/$cfg-B-r$r-$unit.json" 2>&1
+	nsx "$A" "$FTVCTL" peer del ftv0 "$kb" &&
+		nsx "$B" "$FTVCTL" peer del ftv0 "$ka" || return 1
+	# netem holds 20 ms each way: nothing of the old connections is left
+	# in flight to be picked up after the flush
+	sleep 0.5
+	nsx "$R" conntrack -F >/dev/null 2>&1
+	nsx "$B" "$FTVCTL" peer add ftv0 "$ka" allowed-ips "$bips" &&
+		nsx "$A" "$FTVCTL" peer add ftv0 "$kb" endpoint "$ep" \
+			allowed-ips "$aips" flows "$flows" rotate "$rot" || return 1
+	connect_ping "$A" "$ADDR_B" && wait_for 30 flows_up_is "$kb" "$flows"
+}
+
+# hole_prepare : R's table for the black hole, with no hole yet: a rule
+# on conntrack's state, which makes R track connections (conntrack runs
+# in a namespace only once a rule there needs it), so that A's can be
+# found in R's conntrack
+hole_prepare()
+{
+	nsx "$R" nft -f - <<NFT
+table ip hole {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ct state invalid counter
+	}
+}
+NFT
+}
+
+# hole_on PORT : R drops both ways of A's connection from PORT to B
+hole_on()
+{
+	nsx "$R" nft -f - <<NFT
+add rule ip hole forward ip saddr $PATH_A4 tcp sport $1 ip daddr $PATH_B4 tcp dport $FTV_PORT counter drop
+add rule ip hole forward ip saddr $PATH_B4 tcp sport $FTV_PORT ip daddr $PATH_A4 tcp dport $1 counter drop
+NFT
+}
+
+# hole_off : the hole's table gone (a no-op without it)
+hole_off()
+{
+	nsx "$R" nft delete table ip hole 2>/dev/null
+	return 0
+}
+
+# hole_during T0 : beside a run of the hole test, started with iperf3 (T0
+# its EPOCHREALTIME): HOLE_AT_US after T0, R drops both ways of one of
+# A's connections, the established one with the highest port of A's but
+# the opener's (HOLE_OPENER); then every 0.2 s A's flows_up and
+# rotations (to HOLE_POLLS) until CENSOR_FLOWS are up again with more
+# replaced than when the hole was made, or 10 s have passed. Writes
+# "HOLE_AT_S PORT UP_AGAIN_S ROTATIONS_AT_HOLE" to HOLE_OUT, the times in
+# s from T0 and from the hole, each a number or null.
+hole_during()
+{
+	local t0=${1/./} th now wait port up rot rot0=null up_again=null
+
+	echo "null null null null" >"$HOLE_OUT"
+	now=${EPOCHREALTIME/./}
+	wait=$((t0 + HOLE_AT_US - now))
+	[ "$wait" -le 0 ] || sleep "$(us_s "$wait")"
+	port=$(conn_ports | grep -vxF -e "${HOLE_OPENER:-none}" | sort -n | tail -n 1)
+	[ -n "$port" ] || return 0
+	read -r _ rot0 < <(flows_now)
+	hole_on "$port" || return 0
+	th=${EPOCHREALTIME/./}
+	: >"$HOLE_POLLS"
+	now=$th
+	while [ $((now - th)) -lt 10000000 ]; do
+		sleep 0.2
+		read -r up rot < <(flows_now)
+		now=${EPOCHREALTIME/./}
+		echo "$(us_s $((now - th))) $up $rot" >>"$HOLE_POLLS"
+		if [[ $up =~ ^[0-9]+$ && $rot =~ ^[0-9]+$ && $rot0 =~ ^[0-9]+$ ]] &&
+		   [ "$up" -ge "$CENSOR_FLOWS" ] && [ "$rot" -gt "$rot0" ]; then
+			up_again=$(us_s $((now - th)))
+			break
+		fi
+	done
+	echo "$(us_s $((th - t0))) $port $up_again $rot0" >"$HOLE_OUT"
+}
+
+# run_hole REPEAT CONFIG UNIT : one run of the hole test, UNIT
+# flows_hole_pSTREAMS_DIR. R tracks connections; the tunnel is made anew
+# with flows 1, so that the only connection R finds is the opener (whose
+# loss would take a new session, not a new connection: not this test),
+# then flows 4; iperf3 runs PATH_T + 6 s (12 at least), reporting every
+# 0.5 s, nothing omitted, hole_during beside it; the hole goes after
+# both. Then a line "extra_UNIT": when the hole was made (s after iperf3
+# started), the port of A's it cut, the opener's, the segments it
+# dropped, when four connections were up again (s after the hole, null
+# if not within 10 s), A's rotations when it was made and after the run,
+# and its connections up.
+run_hole()
+{
+	local r=$1 cfg=$2 unit=$3 p dir secs opener n drops up rot line
+	local hole_at=null port=null up_again=null rot0=null
+	local anchor=$ANCHOR_B dev=$DEV_B rev=()
+
+	IFS=_ read -r _ _ p dir <<<"$unit"
+	flows_path "$cfg" || return 1
+	secs=$((PATH_T + 6))
+	[ "$secs" -ge 12 ] || secs=12
+	if ! hole_prepare; then
+		say "$cfg: cannot set up R's table for the hole (nft)"
+		hole_off
+		return 1
+	fi
+	if ! flows_fresh "$r" "$cfg" "$unit" auto 1; then
+		say "$cfg: the tunnel made anew for $unit did not come up"
+		hole_off
+		return 1
+	fi
+	opener=$(conn_ports)
+	n=$(grep -c . <<<"$opener")
+	if [ "$n" != 1 ]; then
+		say "$cfg: $n connections of A's in R's conntrack with flows 1:" \
+			"which is the opener is not known, and it may be cut"
+		opener=
+	fi
+	if ! nsx "$A" "$FTVCTL" peer set ftv0 "$FRESH_KEY" flows "$CENSOR_FLOWS" ||
+	   ! wait_for 30 flows_up_is "$FRESH_KEY" "$CENSOR_FLOWS"; then
+		say "$cfg: A does not have $CENSOR_FLOWS connections up for $unit"
+		hole_off
+		return 1
+	fi
+	[ "$dir" = rev ] && anchor=$ANCHOR_A dev=$DEV_A rev=(-R)
+	HOLE_AT_US=$((secs * 400000)) HOLE_OPENER=$opener
+	HOLE_OUT=$LOGS/r$r-$cfg-$unit-hole.txt
+	HOLE_POLLS=$LOGS/r$r-$cfg-$unit-polls.txt
+	EXTRA="\"rtt_ms\":$FLOWS_RTT,\"loss\":0,\"flows\":$CENSOR_FLOWS,\"seconds\":$secs" \
+		DURING=hole_during measure "$r" "$cfg" "$unit" "$secs" 0 \
+		"$anchor" "$dev" -P "${p#p}" -i 0.5 "${rev[@]}"
+	drops=$(nft_drops hole)
+	hole_off
+	read -r hole_at port up_again rot0 <"$HOLE_OUT"
+	read -r up rot < <(flows_now)
+	line=$(printf '{"repeat":%d,"config":"%s","test":"extra_%s","rc":0,"hole_at_s":%s,"hole_port":%s,"opener_port":%s,"hole_drops":%s,"up_again_s":%s,"rotations_at_hole":%s,"rotations":%s,"flows_up":%s}' \
+		"$r" "$cfg" "$unit" "$(jnum "$hole_at")" "$(jnum "$port")" \
+		"$(jnum "$opener")" "$(jnum "$drops")" "$(jnum "$up_again")" \
+		"$(jnum "$rot0")" "$(jnum "$rot")" "$(jnum "$up")")
+	echo "$line" >>"$SAMPLES"
+	say "r$r $cfg $unit: hole at ${hole_at/null/?} s on A's port" \
+		"${port/null/?} (${drops:-?} segments dropped); $CENSOR_FLOWS up" \
+		"again after ${up_again/null/more than 10} s"
+}
+
+# freeze_on : on the current configuration's router, a censor that
+# freezes every TCP connection from B's ftv port once its reply direction
+# (B to A, towards the client) carried FREEZE_BYTES: what B sends on it
+# is dropped. Conntrack accounting counts the bytes; the connections
+# made from here on are counted.
+freeze_on()
+{
+	nsx "$R" nft -f - <<NFT || return 1
+table ip freeze {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ip saddr $PATH_B4 tcp sport $FTV_PORT ct reply bytes > $FREEZE_BYTES counter drop
+	}
+}
+NFT
+	# The sysctl exists once the rule's ct expression has loaded conntrack.
+	nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1
+}
+
+# freeze_off : the freeze gone (a no-op without it), accounting off
+freeze_off()
+{
+	nsx "$R" nft delete table ip freeze 2>/dev/null
+	nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=0 2>/dev/null
+	return 0
+}
+
+# crossed : connections in R's conntrack that carried more than
+# FREEZE_BYTES towards A (the second bytes= of a line is the reply
+# direction's)
+crossed()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		awk -v f="$FREEZE_BYTES" '{
+			n = 0
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^bytes=/ && ++n == 2) {
+					split($i, a, "=")
+					if (a[2] + 0 > f)
+						c++
+				}
+		} END { print c + 0 }'
+}
+
+# ping_during T0 : beside a measured download of the freeze test, pings
+# from A to B's tunnel address every 0.1 s for PATH_T s, to PING_LOG
+ping_during()
+{
+	timeout -k 5 $((PATH_T + 30)) ip netns exec "$A" \
+		ping -n -i 0.1 -c $((PATH_T * 10)) "$ADDR_B" >"$PING_LOG" 2>&1
+}
+
+# ping_figures LOG : "SENT ANSWERED GAP_S" of ping's output in LOG: the
+# summary's counts, and the longest run of sequence numbers (1 to SENT)
+# with no answer, times 0.1 s; "null null null" without a summary
+ping_figures()
+{
+	if [ ! -s "$1" ]; then
+		echo "null null null"
+		return
+	fi
+	awk '
+		/ bytes from / && !/DUP!/ {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^icmp_[rs]eq=/) {
+					split($i, kv, "=")
+					got[kv[2] + 0] = 1
+				}
+		}
+		/ packets transmitted, / { sent = $1; answered = $4 }
+		END {
+			if (sent == "") {
+				print "null null null"
+				exit
+			}
+			for (s = 1; s <= sent; s++)
+				if (s in got)
+					run = 0
+				else if (++run > max)
+					max = run
+			printf "%d %d %.1f\n", sent, answered, max / 10
+		}' "$1"
+}
+
+# run_freeze REPEAT CONFIG UNIT : one run of the freeze test, UNIT
+# flows_freeze_ROTATE (auto, or a budget: 12k). R freezes (freeze_on);
+# the tunnel is made anew with A's "rotate ROTATE"; with rotate auto,
+# FREEZE_LEARN s of download first, for it to learn from (recorded as
+# UNIT_learning); then the download measured, iperf3 -R for PATH_T s
+# with nothing omitted, and ping_during beside it. Then a line
+# "extra_UNIT": the pings sent and answered, the longest run unanswered
+# (s), the segments the freeze dropped during the measured download (and
+# during the learning, with A's rotations after it), the connections in
+# R's conntrack past FREEZE_BYTES towards A after the run, A's rotations
+# and its connections up. The freeze goes, and A's peer is back at rotate
+# auto.
+run_freeze()
+{
+	local r=$1 cfg=$2 unit=$3 rot=${3#flows_freeze_} extra l0 d0 drops
+	local ldrops=null lrot=null sent answered gap cross up rot1 line
+
+	flows_path "$cfg" || return 1
+	if ! freeze_on; then
+		say "$cfg: cannot set up R's freeze (nft, conntrack accounting)"
+		freeze_off
+		return 1
+	fi
+	if ! flows_fresh "$r" "$cfg" "$unit" "$rot" "$CENSOR_FLOWS"; then
+		say "$cfg: the tunnel made anew for $unit (rotate $rot) did not come up"
+		freeze_off
+		return 1
+	fi
+	extra="\"rtt_ms\":$FLOWS_RTT,\"loss\":0,\"flows\":$CENSOR_FLOWS,\"rotate\":\"$rot\",\"freeze_bytes\":$FREEZE_BYTES"
+	if [ "$rot" = auto ]; then
+		l0=$(nft_drops freeze)
+		EXTRA="$extra,\"seconds\":$FREEZE_LEARN" \
+			measure "$r" "$cfg" "${unit}_learning" "$FREEZE_LEARN" 0 \
+			"$ANCHOR_A" "$DEV_A" -R
+		ldrops=$(($(nft_drops freeze) - l0))
+		read -r _ lrot < <(flows_now)
+	fi
+	d0=$(nft_drops freeze)
+	PING_LOG=$LOGS/r$r-$cfg-$unit-ping.log
+	EXTRA="$extra,\"seconds\":$PATH_T" DURING=ping_during \
+		measure "$r" "$cfg" "$unit" "$PATH_T" 0 "$ANCHOR_A" "$DEV_A" -R
+	drops=$(($(nft_drops freeze) - d0))
+	cross=$(crossed)
+	read -r up rot1 < <(flows_now)
+	freeze_off
+	nsx "$A" "$FTVCTL" peer set ftv0 "$FRESH_KEY" rotate auto ||
+		say "$cfg: A's peer could not be set back to rotate auto"
+	read -r sent answered gap < <(ping_figures "$PING_LOG")
+	line=$(printf '{"repeat":%d,"config":"%s","test":"extra_%s","rc":0,"ping_sent":%s,"ping_received":%s,"gap_s":%s,"freeze_drops":%s,"learning_drops":%s,"learning_rotations":%s,"crossed":%s,"rotations":%s,"flows_up":%s}' \
+		"$r" "$cfg" "$unit" "$(jnum "$sent")" "$(jnum "$answered")" \
+		"$(jnum "$gap")" "$(jnum "$drops")" "$(jnum "$ldrops")" \
+		"$(jnum "$lrot")" "$(jnum "$cross")" "$(jnum "$rot1")" "$(jnum "$up")")
+	echo "$line" >>"$SAMPLES"
+	say "r$r $cfg $unit: pings ${answered:-?} of ${sent:-?} answered," \
+		"longest gap ${gap:-?} s; the freeze dropped $drops segments," \
+		"${cross:-?} connections past $FREEZE_BYTES bytes; ${rot1/null/?} replaced"
 }
 
 # ---------------------------------------------------------------- setups
@@ -583,6 +1125,27 @@ cfg_path_ftv_fecoff()
 	cfg_path_ftv && fec_off
 }
 
+# flows_up_is KEY N : A's peer KEY has N connections up
+flows_up_is()
+{
+	[ "$(ftv_peer_json "$A" ftv0 "$1" 'p.get("flows_up")')" = "$2" ]
+}
+
+# One session over four connections: A, the initiator, keeps four up.
+cfg_path_ftv4()
+{
+	local key
+
+	cfg_path_ftv || return 1
+	key=$(pubkey_of b)
+	nsx "$A" "$FTVCTL" peer set ftv0 "$key" flows 4 || return 1
+	if ! wait_for 30 flows_up_is "$key" 4; then
+		say "path-ftv4: A has $(ftv_peer_json "$A" ftv0 "$key" \
+			'p.get("flows_up")' 2>/dev/null) flows up, not 4"
+		return 1
+	fi
+}
+
 # Openings sent as they are: what shaping costs bulk traffic (nothing is
 # expected: only a connection's two opening messages are shaped).
 cfg_ftv_shapeoff()
@@ -674,9 +1237,29 @@ units()
 		aead) ;;
 		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
 		path) path_units ;;
+		flows) flows_units ;;
 		*) say "unknown test $t" >&2 ;;
 		esac
 	done | tr ' ' '\n'
+}
+
+# flows_units : the flows test's units, of the kinds BENCH_FLOWS_UNITS
+# names, always in this order (the censor's last: each makes the tunnel
+# anew)
+flows_units()
+{
+	if in_list clean "${FLOWS_KINDS[@]}"; then
+		echo flows_clean_p1_fwd flows_clean_p1_rev
+	fi
+	if in_list police "${FLOWS_KINDS[@]}"; then
+		echo flows_police_p1_fwd flows_police_p1_rev
+	fi
+	if in_list hole "${FLOWS_KINDS[@]}"; then
+		echo flows_hole_p1_fwd flows_hole_p1_rev
+	fi
+	if in_list freeze "${FLOWS_KINDS[@]}"; then
+		echo flows_freeze_auto flows_freeze_12k
+	fi
 }
 
 # in_list WORD LIST... : whether WORD is one of LIST
@@ -732,12 +1315,19 @@ path_units()
 # run with the cable's offloads off, so veth with offloads is not in them;
 # OpenVPN over TCP is there only to show what loss does to TCP over TCP.
 # The path units are the path configurations' and theirs alone; fec off
-# runs in the 1-stream A->B ones at 100 ms, beside fec auto.
+# runs in the 1-stream A->B ones at 100 ms, beside fec auto, and flows 4
+# in those at 40 ms without loss (flows 1 against 4 on a clean path). The
+# flows units are path-ftv's and path-ftv4's, those against a censor
+# (hole, freeze) path-ftv4's alone.
 takes()
 {
 	case $1:$2 in
 	path-ftv-fecoff:path_100_*_p1_fwd) return 0 ;;
 	path-ftv-fecoff:*) return 1 ;;
+	path-ftv4:path_40_0_*) return 0 ;;
+	path-ftv:flows_hole_* | path-ftv:flows_freeze_*) return 1 ;;
+	path-ftv:flows_* | path-ftv4:flows_*) return 0 ;;
+	path-ftv4:* | *:flows_*) return 1 ;;
 	path-*:path_*) return 0 ;;
 	path-*:* | *:path_*) return 1 ;;
 	veth:loss_*) return 1 ;;
@@ -811,10 +1401,11 @@ teardown()
 			nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/ftv-A-r$r.json" 2>&1
 			nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/ftv-B-r$r.json" 2>&1
 			;;
-		path-ftv)
-			# path-*, not ftv-*: report.py sums these apart
-			nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/path-ftv-A-r$r.json" 2>&1
-			nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/path-ftv-B-r$r.json" 2>&1
+		path-ftv | path-ftv4)
+			# path-*, not ftv-*: report.py sums these apart (and
+			# path-ftv4-* not with path-ftv-*)
+			nsx "$A" "$FTVCTL" show ftv0 --json >"$GUEST/$cfg-A-r$r.json" 2>&1
+			nsx "$B" "$FTVCTL" show ftv0 --json >"$GUEST/$cfg-B-r$r.json" 2>&1
 			;;
 		wireguard) nsx "$A" wg show wg0 >"$GUEST/wg-show-r$r" 2>&1 ;;
 		esac
@@ -853,6 +1444,19 @@ say "$REPEATS repeats of: ${CONFIGS[*]}; tests: ${TESTS[*]}; TCP runs ${T}s afte
 if in_list path "${TESTS[@]}"; then
 	say "path: RTTs ${RTTS[*]:-none} ms, losses ${PATH_LOSSES[*]:-none} %," \
 		"FEC rows at 100 ms ${FEC_LOSSES[*]:-none} %; runs ${PATH_T}s after ${PATH_OMIT}s"
+fi
+if in_list flows "${TESTS[@]}"; then
+	if in_list clean "${FLOWS_KINDS[@]}" || in_list police "${FLOWS_KINDS[@]}"; then
+		say "flows: flows 1 and 4 at ${FLOWS_RTT} ms without loss, clean and" \
+			"policed at $POLICE_MBIT Mbit/s ($POLICE_KB kbytes/s) per connection" \
+			"and direction; runs ${PATH_T}s after ${PATH_OMIT}s"
+	fi
+	if in_list hole "${FLOWS_KINDS[@]}" || in_list freeze "${FLOWS_KINDS[@]}"; then
+		say "flows against a censor, flows $CENSOR_FLOWS alone: one of the" \
+			"connections black-holed at 40 % of a $((PATH_T + 6 < 12 ? 12 : PATH_T + 6))s run;" \
+			"every connection frozen after $FREEZE_BYTES bytes towards A, rotate" \
+			"auto after ${FREEZE_LEARN}s of learning and rotate 12k, ${PATH_T}s runs"
+	fi
 fi
 
 # Every configuration is up at once, each in its own namespaces, and the

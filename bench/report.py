@@ -6,8 +6,9 @@
         reads OUTDIR/samples.jsonl, OUTDIR/logs/*.json (iperf3 -J),
         OUTDIR/guest/ and OUTDIR/host/; writes RESULTS-DIR/NAME.md,
         NAME.json (medians, ratios and every raw sample), NAME.png,
-        NAME-path.png (the path matrix, when measured) and timestamped
-        copies; prints the table and the ratios.
+        NAME-path.png (the path matrix, when measured), NAME-flows.png
+        (the flows test, when measured) and timestamped copies; prints
+        the table and the ratios.
     bench/report.py summary IPERF-JSON
         one line for the guest's log.
 
@@ -30,6 +31,35 @@ The path test (units path_RTT_LOSS_pSTREAMS_DIR) runs through a router
 namespace with netem on both its veths and every offload at its default;
 its rows have a table of their own, with ftv/WireGuard meaning
 path-ftv/path-wireguard and ftv/veth meaning path-ftv/path-tcp.
+The flows test (units flows_KIND_pSTREAMS_DIR, KIND clean or police)
+runs path-ftv (one connection) and path-ftv4 (flows 4) through the same
+router at 40 ms, clean and with a per-connection policer of P Mbit/s;
+its table has flows 4 / flows 1, flows 4 / 4P and flows 1 / P, and per
+run:
+  retx_pct    the sender's inner TCP retransmits (iperf3's
+              end.sum_sent.retransmits) per segment it sent (its
+              end.sum_sent.bytes / 1448), in %
+  rotations_during  A's connections replaced after stalling during the
+              run (ftvctl show's rotations, after less before; none when
+              the module or ftvctl has no such counter)
+Against a censor, path-ftv4 alone (flows 4), each unit on a tunnel made
+anew: flows_hole_pSTREAMS_DIR (R black-holes one of A's connections at
+40 % of the run) and flows_freeze_ROTATE (R freezes every connection
+once 16 KB went towards A; rotate auto after flows_freeze_auto_learning,
+or a budget such as 12k), with what guest.sh saw beside each run in a
+line extra_UNIT merged into it; per run:
+  before_mbps, lowest_mbps  the median of iperf3's 1-s windows (two
+              0.5-s intervals, the client's: the receiver's B->A, the
+              sender's A->B) that ended before the hole, and the lowest
+              of those that ended after it; lowest_ratio, their quotient
+  up_again_s  from the hole until A had four connections up again with
+              one more replaced (polled every 0.2 s; none if not within
+              10 s)
+  ping_loss_pct, gap_s  of the pings every 0.1 s beside a measured
+              download through the freeze: lost, and the longest run
+              unanswered x 0.1 s
+  freeze_drops, crossed  segments the freeze dropped during it, and the
+              connections in R's conntrack past 16 KB towards A after it
 Besides the samples: tshark's view of captured ftv streams (wire1,
 wire4) and the replay drops in both ends' ftvctl show --json after each
 repeat.
@@ -59,14 +89,36 @@ CONFIGS = [
     ("path-wireguard", "WireGuard via router"),
     ("path-ftv", "ftv via router"),
     ("path-ftv-fecoff", "ftv fec off via router"),
+    ("path-ftv4", "ftv, 4 flows via router"),
 ]
-PATH_CONFIGS = ("path-tcp", "path-wireguard", "path-ftv", "path-ftv-fecoff")
+PATH_CONFIGS = ("path-tcp", "path-wireguard", "path-ftv", "path-ftv-fecoff",
+                "path-ftv4")
 # path_RTT_LOSS_pSTREAMS_DIR, as bench/guest.sh names the path units, and
 # path_kept_RTT_LOSS, the derived kept fractions
 PATH_UNIT = re.compile(r"path_([0-9.]+)_([0-9.]+)_p([0-9]+)_(fwd|rev)$")
 PATH_KEPT = re.compile(r"path_kept_([0-9.]+)_([0-9.]+)$")
 # The round trip of the kept fractions and of the FEC rows.
 FEC_RTT = 100.0
+# flows_KIND_pSTREAMS_DIR, as bench/guest.sh names the flows units; the
+# two configurations they compare (one connection, and flows N); the
+# size of a segment for counting them from bytes; the acceptance levels
+FLOWS_UNIT = re.compile(r"flows_(clean|police)_p([0-9]+)_(fwd|rev)$")
+FLOWS_ONE, FLOWS_MANY = "path-ftv", "path-ftv4"
+MSS = 1448
+FLOWS_CLEAN_MIN = 0.95      # clean: flows N / flows 1
+FLOWS_RETX_MAX = 0.5        # clean: flows N's inner retransmits, % of segments
+FLOWS_POLICE_MIN = 0.8      # policed: flows N / (N x P)
+# flows_hole_pSTREAMS_DIR and flows_freeze_ROTATE (and the learning run
+# before flows_freeze_auto), the flows units against a censor, run by
+# FLOWS_MANY alone; what they are held to
+HOLE_UNIT = re.compile(r"flows_hole_p([0-9]+)_(fwd|rev)$")
+FREEZE_UNIT = re.compile(r"flows_freeze_(auto|off|[0-9]+[kmg]?)(_learning)?$")
+HOLE_KEPT_MIN = 0.5         # lowest 1-s window after the hole / before
+HOLE_UP_MAX = 10.0          # s from the hole to every connection up again
+HOLE_UP_AIM = 1.0
+FREEZE_MBPS_MIN = 1.0       # the download through the freeze
+FREEZE_LOSS_MAX = 2.0       # the pings beside it: lost, %
+FREEZE_GAP_MAX = 1.0        # and the longest run unanswered, s
 LOSSES = ["0", "0.1", "0.5", "1", "5"]
 
 # (test, metric, label, unit)
@@ -199,8 +251,12 @@ def load_samples(outdir):
                 continue
             s = json.loads(line)
             if s.get("iperf"):
-                s.update(iperf_figures(
-                    load_json(os.path.join(outdir, s["iperf"]))))
+                j = load_json(os.path.join(outdir, s["iperf"]))
+                s.update(iperf_figures(j))
+                if FLOWS_UNIT.match(s["test"]):
+                    s.update(flows_figures(j, s.get("retransmits")))
+                if HOLE_UNIT.match(s["test"]):
+                    s["intervals"] = iperf_intervals(j)
             s.update(series_figures(s.get("series")))
             if s["test"] != "pps":
                 s.pop("kpps", None)
@@ -211,6 +267,10 @@ def load_samples(outdir):
                 s["test"] = s["test"][4:]
                 s["overhead"] = 100.0 * s["repairs"] / s["packets"]
             samples.append(s)
+    samples = merge_rotations(samples)
+    samples = merge_extras(samples)
+    for s in samples:
+        s.update(censor_figures(s))
     # kept_1, kept_5: within each repeat, 1 and 5 % loss throughput over
     # 0 % loss
     by = {(s["repeat"], s["config"], s["test"]): s for s in samples
@@ -226,6 +286,124 @@ def load_samples(outdir):
                                 "frac": one["mbps"] / s["mbps"]})
     samples += path_kept(by)
     return samples
+
+
+def flows_figures(j, retransmits):
+    """What the sender sent in a flows run (iperf3's end.sum_sent) and
+    its retransmits per segment, in %."""
+    sent = ((j or {}).get("end") or {}).get("sum_sent") or {}
+    fig = {}
+    if sent.get("bytes"):
+        fig["sent_bytes"] = sent["bytes"]
+        if retransmits is not None:
+            fig["retx_pct"] = 100.0 * retransmits / (sent["bytes"] / MSS)
+    return fig
+
+
+def merge_rotations(samples):
+    """Each rotations_UNIT line (A's rotations and flows_up before and
+    after a flows run) into its run's sample, with rotations_during; a
+    line whose run is missing stays, named UNIT."""
+    runs = {(s["repeat"], s["config"], s["test"]): s for s in samples
+            if FLOWS_UNIT.match(s["test"])}
+    out = []
+    for s in samples:
+        if not s["test"].startswith("rotations_flows_"):
+            out.append(s)
+            continue
+        unit = s["test"][len("rotations_"):]
+        fig = {k: s.get(k) for k in ("rotations_before", "rotations",
+                                     "flows_up_before", "flows_up")}
+        if (isinstance(fig["rotations"], int)
+                and isinstance(fig["rotations_before"], int)):
+            fig["rotations_during"] = (fig["rotations"]
+                                       - fig["rotations_before"])
+        run = runs.get((s["repeat"], s["config"], unit))
+        if run is not None:
+            run.update(fig)
+        else:
+            out.append({"repeat": s["repeat"], "config": s["config"],
+                        "test": unit, "rc": s.get("rc", 0), **fig})
+    return out
+
+
+def merge_extras(samples):
+    """Each extra_UNIT line (what guest.sh saw beside a run against a
+    censor) into its run's sample; a line whose run is missing stays,
+    named UNIT."""
+    runs = {(s["repeat"], s["config"], s["test"]): s for s in samples
+            if HOLE_UNIT.match(s["test"]) or FREEZE_UNIT.match(s["test"])}
+    out = []
+    for s in samples:
+        if not s["test"].startswith("extra_"):
+            out.append(s)
+            continue
+        unit = s["test"][len("extra_"):]
+        fig = {k: v for k, v in s.items()
+               if k not in ("repeat", "config", "test", "rc")}
+        run = runs.get((s["repeat"], s["config"], unit))
+        if run is not None:
+            run.update(fig)
+        else:
+            out.append({"repeat": s["repeat"], "config": s["config"],
+                        "test": unit, "rc": s.get("rc", 0), **fig})
+    return out
+
+
+def iperf_intervals(j):
+    """[start, end, bytes] of each of iperf3's intervals not omitted: the
+    client's, the receiver's with -R and the sender's without."""
+    out = []
+    for iv in (j or {}).get("intervals") or []:
+        s = iv.get("sum") or {}
+        if s.get("omitted"):
+            continue
+        if all(isinstance(s.get(k), (int, float))
+               for k in ("start", "end", "bytes")):
+            out.append([s["start"], s["end"], s["bytes"]])
+    return out
+
+
+def second_windows(intervals):
+    """(start, end, Mbit/s) of every run of consecutive intervals that
+    lasts a second (within 5 %): with 0.5-s intervals, a 1-s window every
+    half second. A short last interval makes none."""
+    out = []
+    for i in range(len(intervals)):
+        nbytes = 0
+        for k in range(i, len(intervals)):
+            nbytes += intervals[k][2]
+            d = intervals[k][1] - intervals[i][0]
+            if d >= 0.95:
+                if d <= 1.05:
+                    out.append((intervals[i][0], intervals[k][1],
+                                nbytes * 8 / d / 1e6))
+                break
+    return out
+
+
+def censor_figures(s):
+    """A hole run's rate before the hole, lowest 1-s window after it and
+    their ratio; a freeze run's pings lost, in %."""
+    fig = {}
+    if HOLE_UNIT.match(s["test"]):
+        at = s.get("hole_at_s")
+        wins = second_windows(s.get("intervals") or [])
+        if not isinstance(at, (int, float)) or not wins:
+            return fig
+        before = [m for _, e, m in wins if e <= at]
+        after = [m for _, e, m in wins if e > at]
+        if before:
+            fig["before_mbps"] = statistics.median(before)
+        if after:
+            fig["lowest_mbps"] = min(after)
+        if before and after and fig["before_mbps"] > 0:
+            fig["lowest_ratio"] = fig["lowest_mbps"] / fig["before_mbps"]
+    elif FREEZE_UNIT.match(s["test"]):
+        sent, got = s.get("ping_sent"), s.get("ping_received")
+        if isinstance(sent, int) and sent > 0 and isinstance(got, int):
+            fig["ping_loss_pct"] = 100.0 * (sent - got) / sent
+    return fig
 
 
 def path_unit(test):
@@ -309,7 +487,8 @@ def medians(samples):
     for s in samples:
         for metric in ("mbps", "kpps", "cpu_s_per_gb", "frac", "busy",
                        "retransmits", "rtt_ms", "mb_s", "overhead",
-                       "seconds", "kb_per_peer", "ok"):
+                       "seconds", "kb_per_peer", "ok", "retx_pct",
+                       "rotations_during"):
             # a path run's rtt_ms is the netem it ran with, not a figure
             if metric == "rtt_ms" and s["test"] != "rtt":
                 continue
@@ -330,13 +509,458 @@ def ftv_drops(outdir, prefix="ftv-"):
         if not (name.startswith(prefix) and name.endswith(".json")):
             continue
         j = load_json(os.path.join(g, name)) or {}
-        rep = name.rsplit("-r", 1)[-1][:-5]
+        # PREFIX-A-rREPEAT.json, and PREFIX-A-rREPEAT-UNIT.json, the
+        # tunnel a unit against a censor made anew, as it was before
+        rep = name.rsplit("-r", 1)[-1][:-5].split("-", 1)[0]
         tot = out.setdefault(rep, {})
         for dev in j.values():
             for peer in dev.get("peers", []):
                 for k, v in peer.get("drops", {}).items():
                     tot[k] = tot.get(k, 0) + v
     return out
+
+
+def flows_unit(test):
+    """(kind, streams, direction) of a flows unit, or None."""
+    m = FLOWS_UNIT.match(test)
+    if not m:
+        return None
+    return m.group(1), int(m.group(2)), m.group(3)
+
+
+def flows_param(samples, test, key, config=None):
+    """The value of KEY (rtt_ms, police_mbit, flows) that TEST's runs
+    recorded (the smallest, if they differ), or None."""
+    vals = sorted(s[key] for s in samples
+                  if s["test"] == test and (config is None
+                                            or s["config"] == config)
+                  and isinstance(s.get(key), (int, float)))
+    return vals[0] if vals else None
+
+
+def flows_rows(med, samples):
+    """The flows table's rows, for the units measured, clean before
+    policed: throughput with one connection and with flows N, the ratios
+    the acceptance levels apply to, the inner retransmits per segment
+    (medians) and the connections A replaced (all repeats summed)."""
+    kinds = {"clean": 0, "police": 1}
+    tests = sorted({s["test"] for s in samples if flows_unit(s["test"])},
+                   key=lambda t: (kinds[flows_unit(t)[0]], flows_unit(t)[1:]))
+
+    def median(cfg, test, metric):
+        m = med.get((cfg, test, metric))
+        return m["median"] if m else None
+
+    def replaced(cfg, test):
+        v = [s["rotations_during"] for s in samples
+             if s["config"] == cfg and s["test"] == test
+             and s.get("rotations_during") is not None]
+        return sum(v) if v else None
+
+    rows = []
+    for t in tests:
+        kind, streams, d = flows_unit(t)
+        n = flows_param(samples, t, "flows", FLOWS_MANY) or 4
+        police = flows_param(samples, t, "police_mbit") if kind == "police" \
+            else None
+        rtt = flows_param(samples, t, "rtt_ms")
+        one = median(FLOWS_ONE, t, "mbps")
+        many = median(FLOWS_MANY, t, "mbps")
+        way = "A→B" if d == "fwd" else "B→A"
+        label = f"{streams} stream{'s' if streams > 1 else ''} {way}, " + (
+            f"policed at {num_text(police) if police else 'P'} Mbit/s per "
+            "connection"
+            if kind == "police" else "clean")
+        row = {"test": t, "label": label, "kind": kind, "rtt_ms": rtt,
+               "police_mbit": police, "flows": n,
+               "one": med.get((FLOWS_ONE, t, "mbps")),
+               "many": med.get((FLOWS_MANY, t, "mbps")),
+               "many/one": None, "many/(flows*P)": None, "one/P": None,
+               "retx_pct_one": median(FLOWS_ONE, t, "retx_pct"),
+               "retx_pct_many": median(FLOWS_MANY, t, "retx_pct"),
+               "rotations_one": replaced(FLOWS_ONE, t),
+               "rotations_many": replaced(FLOWS_MANY, t)}
+        if kind == "clean":
+            row["many/one"] = ratio(med, t, "mbps", FLOWS_MANY, FLOWS_ONE)
+        elif police:
+            row["many/(flows*P)"] = many / (n * police) if many is not None \
+                else None
+            row["one/P"] = one / police if one is not None else None
+        rows.append(row)
+    return rows
+
+
+def flows_targets(rows):
+    """The flows test's acceptance levels, as targets (none without the
+    test)."""
+    if not rows:
+        return []
+
+    def pick(kind, key):
+        return [r[key] for r in rows if r["kind"] == kind]
+
+    def all_ok(vals, ok):
+        if not vals or any(v is None for v in vals):
+            return None
+        return all(ok(v) for v in vals)
+
+    n = rows[0]["flows"]
+    rtt = num_text(rows[0]["rtt_ms"]) if rows[0]["rtt_ms"] else "?"
+    police = sorted({r["police_mbit"] for r in rows
+                     if r["police_mbit"] is not None})
+    p = "/".join(num_text(x) for x in police) or "P"
+    t = []
+    v = pick("clean", "many/one")
+    t.append((f"flows, clean {rtt} ms path: flows {n} ≥ "
+              f"{FLOWS_CLEAN_MIN:.2f} × flows 1 (1 stream each way)", v,
+              all_ok(v, lambda x: x >= FLOWS_CLEAN_MIN)))
+    v = pick("clean", "retx_pct_many")
+    t.append((f"flows, clean {rtt} ms path: flows {n}'s inner TCP "
+              f"retransmits ≤ {FLOWS_RETX_MAX} % of its segments (each "
+              "way, %)", v, all_ok(v, lambda x: x <= FLOWS_RETX_MAX)))
+    v = pick("police", "many/(flows*P)")
+    t.append((f"flows, policed at {p} Mbit/s per connection: flows {n} ≥ "
+              f"{FLOWS_POLICE_MIN} × {n} × P (each way)", v,
+              all_ok(v, lambda x: x >= FLOWS_POLICE_MIN)))
+    return [{"target": name, "values": vals, "met": met}
+            for name, vals, met in t]
+
+
+def flows_lines(med, rows, drops, name="NAME"):
+    """The flows section of the Markdown report (nothing without the
+    test)."""
+    if not rows:
+        return []
+    names = dict(CONFIGS)
+    n = rows[0]["flows"]
+    rtt = num_text(rows[0]["rtt_ms"]) if rows[0]["rtt_ms"] else "?"
+    police = sorted({r["police_mbit"] for r in rows
+                     if r["police_mbit"] is not None})
+    p = "/".join(num_text(x) for x in police) or "P"
+    lines = ["## One session over several connections (flows)", ""]
+    lines.append(f"{names[FLOWS_ONE]} (one connection) and "
+                 f"{names[FLOWS_MANY]} (`flows {n}` on A's peer), "
+                 f"through the router at {rtt} ms without loss: clean, and "
+                 f"policed as a censor does, R dropping what exceeds P = "
+                 f"{p} Mbit/s on each TCP connection, each way (nftables, "
+                 "a dynamic set keyed by the 4-tuple; nft's Mbit of 2^20 "
+                 "bits, outer headers included). Inner retransmits: the "
+                 "sender's, per segment it sent (bytes ÷ "
+                 f"{MSS}), median; connections replaced: A's rotations "
+                 "during the runs, every repeat summed (– where the module "
+                 f"does not count them). Chart: {name}-flows.png.")
+    lines.append("")
+    head = ["test", f"{names[FLOWS_ONE]} (Mbit/s)",
+            f"{names[FLOWS_MANY]} (Mbit/s)", f"flows {n} ÷ flows 1",
+            f"flows {n} ÷ {n}P", "flows 1 ÷ P",
+            f"inner retransmits, flows 1 / {n} (% of segments)",
+            f"connections replaced, flows 1 / {n}"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["label"], cell(med, FLOWS_ONE, r["test"], "mbps"),
+                 cell(med, FLOWS_MANY, r["test"], "mbps"),
+                 num(r["many/one"]), num(r["many/(flows*P)"]),
+                 num(r["one/P"]),
+                 f"{num(r['retx_pct_one'])} / {num(r['retx_pct_many'])}",
+                 f"{num(r['rotations_one'])} / {num(r['rotations_many'])}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Acceptance (under Targets): clean, flows {n} ≥ "
+                 f"{FLOWS_CLEAN_MIN:.2f} × flows 1 and its inner "
+                 f"retransmits ≤ {FLOWS_RETX_MAX} % of segments; policed, "
+                 f"flows {n} ≥ {FLOWS_POLICE_MIN} × {n}P. flows 1 ÷ P "
+                 "shows what one connection keeps of its policer.")
+    lines.append("")
+    for rep, d in sorted((drops or {}).items()):
+        nz = ", ".join(f"{k} {v}" for k, v in sorted(d.items()) if v)
+        lines.append(f"- {names[FLOWS_MANY]}: drop counters after repeat "
+                     f"{rep}, both ends: {nz or 'all zero'}")
+    return lines + ([""] if drops else [])
+
+
+def all_met(vals, ok):
+    """Whether every value meets OK; None if one is missing (or none)."""
+    if not vals or any(v is None for v in vals):
+        return None
+    return all(ok(v) for v in vals)
+
+
+def censor_rows(med, samples):
+    """The rows of the units against a censor (FLOWS_MANY's), for those
+    measured: the black hole's each way (the rate before, the lowest 1-s
+    window after and their ratio, the time to every connection up again:
+    medians and the worst repeat), then the freeze's by rotate setting,
+    rotate auto's learning first (the download, the pings beside it and
+    what the freeze dropped: medians, and the worst repeat of what must
+    be nothing)."""
+    cfg = FLOWS_MANY
+    runs = {}
+    for s in samples:
+        if s["config"] == cfg and (HOLE_UNIT.match(s["test"])
+                                   or FREEZE_UNIT.match(s["test"])):
+            runs.setdefault(s["test"], []).append(s)
+
+    def vals(test, key):
+        return [s[key] for s in runs.get(test, ())
+                if isinstance(s.get(key), (int, float))]
+
+    def median(test, key):
+        v = vals(test, key)
+        return statistics.median(v) if v else None
+
+    def worst(test, key, low=False):
+        v = vals(test, key)
+        return (min(v) if low else max(v)) if v else None
+
+    def param(test, key):
+        v = sorted(s[key] for s in runs.get(test, ())
+                   if isinstance(s.get(key), (int, float)))
+        return v[0] if v else None
+
+    rows = []
+    holes = sorted((t for t in runs if HOLE_UNIT.match(t)),
+                   key=lambda t: HOLE_UNIT.match(t).groups())
+    for t in holes:
+        streams, d = HOLE_UNIT.match(t).groups()
+        streams = int(streams)
+        n = param(t, "flows") or 4
+        made = [s for s in runs[t] if isinstance(s.get("hole_at_s"),
+                                                  (int, float))]
+        # a hole whose connections were not up again within HOLE_UP_MAX
+        # counts as the longest wait
+        ups = sorted(s["up_again_s"]
+                     if isinstance(s.get("up_again_s"), (int, float))
+                     else float("inf") for s in made)
+        up_med = statistics.median(ups) if ups else None
+        way = "A→B" if d == "fwd" else "B→A"
+        rows.append({
+            "test": t, "kind": "hole", "flows": n,
+            "label": f"{streams} stream{'s' if streams > 1 else ''} {way}, "
+                     f"one of {n} connections black-holed",
+            "rtt_ms": param(t, "rtt_ms"), "seconds": param(t, "seconds"),
+            "runs": len(runs[t]), "holes": len(made),
+            "hole_at_s": median(t, "hole_at_s"),
+            "before_mbps": median(t, "before_mbps"),
+            "lowest_mbps": median(t, "lowest_mbps"),
+            "lowest_mbps_worst": worst(t, "lowest_mbps", low=True),
+            "lowest_ratio": median(t, "lowest_ratio"),
+            "lowest_ratio_worst": worst(t, "lowest_ratio", low=True),
+            "up_again_s": None if up_med in (None, float("inf")) else up_med,
+            "up_again_s_worst": (None if not ups or ups[-1] == float("inf")
+                                 else ups[-1]),
+            "not_up_again": sum(1 for x in ups if x == float("inf")),
+            "hole_drops": median(t, "hole_drops"),
+            "rotations": median(t, "rotations")})
+
+    def rotate_key(t):
+        rot, learning = FREEZE_UNIT.match(t).groups()
+        return (rot != "auto", rot != "off", rot, learning is None)
+
+    for t in sorted((t for t in runs if FREEZE_UNIT.match(t)),
+                    key=rotate_key):
+        rot, learning = FREEZE_UNIT.match(t).groups()
+        main = t[:-len(learning)] if learning else t
+        secs = param(t, "seconds")
+        label = f"rotate {rot}" + (
+            f", learning ({num_text(secs) if secs else '?'} s of download)"
+            if learning else ", after learning" if rot == "auto" else "")
+        row = {"test": t, "kind": "freeze", "rotate": rot,
+               "learning": bool(learning), "label": label,
+               "flows": param(t, "flows") or 4, "rtt_ms": param(t, "rtt_ms"),
+               "seconds": secs, "freeze_bytes": param(t, "freeze_bytes"),
+               "runs": len(runs[t]), "mbps": median(t, "mbps"),
+               "ping_sent": None, "ping_received": None,
+               "ping_loss_pct": None, "ping_loss_pct_worst": None,
+               "gap_s": None, "gap_s_worst": None,
+               "crossed": None, "crossed_worst": None}
+        if learning:
+            row.update(freeze_drops=median(main, "learning_drops"),
+                       freeze_drops_worst=worst(main, "learning_drops"),
+                       rotations=median(main, "learning_rotations"))
+        else:
+            row.update(
+                ping_sent=median(t, "ping_sent"),
+                ping_received=median(t, "ping_received"),
+                ping_loss_pct=median(t, "ping_loss_pct"),
+                ping_loss_pct_worst=worst(t, "ping_loss_pct"),
+                gap_s=median(t, "gap_s"), gap_s_worst=worst(t, "gap_s"),
+                freeze_drops=median(t, "freeze_drops"),
+                freeze_drops_worst=worst(t, "freeze_drops"),
+                crossed=median(t, "crossed"),
+                crossed_worst=worst(t, "crossed"),
+                rotations=median(t, "rotations"))
+        rows.append(row)
+    return rows
+
+
+def freeze_kb(rows):
+    """The freeze's threshold in KB, as text ("16")."""
+    v = sorted({r["freeze_bytes"] for r in rows
+                if r.get("freeze_bytes") is not None})
+    return "/".join(num_text(x / 1024) for x in v) or "?"
+
+
+def censor_targets(rows):
+    """The acceptance levels of the units against a censor, as targets
+    (none for the units not measured)."""
+    t = []
+    holes = [r for r in rows if r["kind"] == "hole"]
+    if holes:
+        n = holes[0]["flows"]
+        v = [r["lowest_ratio_worst"] for r in holes]
+        t.append((f"flows {n}, one connection black-holed: the lowest 1-s "
+                  f"window after ≥ {HOLE_KEPT_MIN} × the rate before (worst "
+                  "repeat, each way)", v,
+                  all_met(v, lambda x: x >= HOLE_KEPT_MIN)))
+        v = [r["up_again_s_worst"] for r in holes]
+        met = None if any(not r["holes"] for r in holes) else all(
+            not r["not_up_again"] and r["up_again_s_worst"] <= HOLE_UP_MAX
+            for r in holes)
+        t.append((f"flows {n}, one connection black-holed: {n} up again, "
+                  f"one more replaced, within {num_text(HOLE_UP_MAX)} s, aim "
+                  f"{num_text(HOLE_UP_AIM)} s (worst repeat, each way, s; – "
+                  f"when not within {num_text(HOLE_UP_MAX)} s)", v, met))
+    frz = [r for r in rows if r["kind"] == "freeze" and not r["learning"]]
+    if frz:
+        n = frz[0]["flows"]
+        kb = freeze_kb(frz)
+        which = ", ".join(f"rotate {r['rotate']}" for r in frz)
+        v = [r["mbps"] for r in frz]
+        t.append((f"flows {n}, every connection frozen after {kb} KB towards "
+                  f"the client ({which}; auto once it has learned): download "
+                  f"≥ {num_text(FREEZE_MBPS_MIN)} Mbit/s (medians)", v,
+                  all_met(v, lambda x: x >= FREEZE_MBPS_MIN)))
+        v = [r["ping_loss_pct"] for r in frz]
+        t.append((f"flows {n}, frozen after {kb} KB ({which}): pings every "
+                  f"0.1 s beside the download lose ≤ {num_text(FREEZE_LOSS_MAX)}"
+                  " % (medians, %)", v,
+                  all_met(v, lambda x: x <= FREEZE_LOSS_MAX)))
+        v = [r["gap_s"] for r in frz]
+        t.append((f"flows {n}, frozen after {kb} KB ({which}): no gap in "
+                  f"those pings over {num_text(FREEZE_GAP_MAX)} s (medians "
+                  "of the longest, s)", v,
+                  all_met(v, lambda x: x <= FREEZE_GAP_MAX)))
+        for r in frz:
+            if r["rotate"] in ("auto", "off"):
+                continue
+            v = [r["crossed_worst"], r["freeze_drops_worst"]]
+            t.append((f"flows {n}, frozen after {kb} KB, rotate "
+                      f"{r['rotate']}: no connection past {kb} KB towards the "
+                      "client, no segment frozen (worst repeat: connections, "
+                      "segments)", v, all_met(v, lambda x: x == 0)))
+    return [{"target": name, "values": vals, "met": met}
+            for name, vals, met in t]
+
+
+def censor_lines(rows, drops=None):
+    """The section of the units against a censor (nothing without them);
+    DROPS, path-ftv4's drop counters, when no flows table has them."""
+    if not rows:
+        return []
+    names = dict(CONFIGS)
+    n = rows[0]["flows"]
+    rtt = next((r["rtt_ms"] for r in rows if r["rtt_ms"]), None)
+    rtt = num_text(rtt) if rtt else "?"
+    lines = [f"## Against a censor (flows {n})", ""]
+    lines.append(f"{names[FLOWS_MANY]} (`flows {n}` on A's peer) through the "
+                 f"router at {rtt} ms without loss, each unit on a tunnel "
+                 "made anew (both peers removed and added again, R's "
+                 "conntrack flushed). Cells: medians over the repeats, and "
+                 "the worst repeat after the /; connections replaced: A's "
+                 "rotations since the tunnel was made anew.")
+    lines.append("")
+    holes = [r for r in rows if r["kind"] == "hole"]
+    if holes:
+        secs = holes[0]["seconds"]
+        at = holes[0]["hole_at_s"]
+        lines.append(
+            f"Black hole: one stream for {num_text(secs) if secs else '?'} s "
+            "(iperf3, 0.5-s intervals, nothing omitted); at "
+            f"{f'{at:.1f}' if at is not None else '?'} s (40 %) R drops "
+            f"both ways of one of A's {n} connections, a join (never the "
+            "opener, whose loss takes a new session), until the run ends. "
+            "Before: the median of the 1-s windows that ended before the "
+            "hole; lowest after: the lowest of those that ended after it "
+            "(A→B these are what the sender wrote, B→A what the receiver "
+            "read); up again: from the hole until A's show --json said "
+            f"{n} connections up and one more replaced (polled every "
+            f"0.2 s; > {num_text(HOLE_UP_MAX)}: not within "
+            f"{num_text(HOLE_UP_MAX)} s).")
+        lines.append("")
+        head = ["test", "rate before (Mbit/s)",
+                "lowest 1-s window after (Mbit/s)", "lowest ÷ before",
+                f"{n} up again after (s)", "connections replaced",
+                "segments the hole dropped"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+        def up(v, r):
+            if v is None and r["holes"] and r["not_up_again"]:
+                return f"> {num_text(HOLE_UP_MAX)}"
+            return num(v, 1)
+
+        for r in holes:
+            worst_up = (None if r["not_up_again"] else
+                        r["up_again_s_worst"])
+            cells = [r["label"], fmt(r["before_mbps"], "mbps"),
+                     f"{fmt(r['lowest_mbps'], 'mbps')} / "
+                     f"{fmt(r['lowest_mbps_worst'], 'mbps')}",
+                     f"{num(r['lowest_ratio'])} / "
+                     f"{num(r['lowest_ratio_worst'])}",
+                     f"{up(r['up_again_s'], r)} / {up(worst_up, r)}",
+                     num(r["rotations"], 0), num(r["hole_drops"], 0)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    frz = [r for r in rows if r["kind"] == "freeze"]
+    if frz:
+        kb = freeze_kb(frz)
+        secs = next((r["seconds"] for r in frz
+                     if not r["learning"] and r["seconds"]), None)
+        lines.append(
+            f"Freeze: R drops what B sends on any connection whose reply "
+            f"direction (towards A, the client) carried more than {kb} KB, "
+            "by conntrack's count, as a censor that freezes connections "
+            "does. rotate auto first learns from a download of its own "
+            "(its row), a budget such as 12k does not; then iperf3 -R "
+            f"for {num_text(secs) if secs else '?'} s, nothing omitted, "
+            "with a ping from A to B's tunnel address every 0.1 s beside "
+            "it. Longest gap: the longest run of pings unanswered × 0.1 s; "
+            f"past {kb} KB: the connections in R's conntrack whose reply "
+            "direction carried more, after the run.")
+        lines.append("")
+        head = ["test", "download (Mbit/s)", "pings answered of sent",
+                "ping loss (%)", "longest ping gap (s)",
+                "segments frozen (dropped)",
+                f"connections past {kb} KB", "connections replaced"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in frz:
+            def pair(a, b, digits=2):
+                return "–" if a is None else f"{num(a, digits)} / {num(b, digits)}"
+
+            cells = [r["label"], fmt(r["mbps"], "mbps"),
+                     "–" if r["ping_sent"] is None else
+                     f"{num(r['ping_received'], 0)} of "
+                     f"{num(r['ping_sent'], 0)}",
+                     pair(r["ping_loss_pct"], r["ping_loss_pct_worst"], 1),
+                     pair(r["gap_s"], r["gap_s_worst"], 1),
+                     pair(r["freeze_drops"], r["freeze_drops_worst"], 0),
+                     pair(r["crossed"], r["crossed_worst"], 0),
+                     num(r["rotations"], 0)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines.append(f"Acceptance (under Targets): black hole, no 1-s window "
+                 f"below {HOLE_KEPT_MIN} × the rate before and {n} "
+                 f"connections up again within {num_text(HOLE_UP_MAX)} s "
+                 f"(aim {num_text(HOLE_UP_AIM)} s), every repeat; freeze, "
+                 f"≥ {num_text(FREEZE_MBPS_MIN)} Mbit/s down, ≤ "
+                 f"{num_text(FREEZE_LOSS_MAX)} % of the pings lost and no "
+                 f"gap over {num_text(FREEZE_GAP_MAX)} s, and with a budget "
+                 f"no connection past the freeze and nothing frozen.")
+    lines.append("")
+    for rep, d in sorted((drops or {}).items()):
+        nz = ", ".join(f"{k} {v}" for k, v in sorted(d.items()) if v)
+        lines.append(f"- {names[FLOWS_MANY]}: drop counters after repeat "
+                     f"{rep}, both ends: {nz or 'all zero'}")
+    return lines + ([""] if drops else [])
 
 
 def wire(samples):
@@ -618,7 +1242,7 @@ def table(med, rows, rats, configs, plain):
 
 
 def markdown(med, meta, rows, rats, tgts, configs, samples=(), drops=None,
-             path_drops=None, name="NAME"):
+             path_drops=None, name="NAME", flows=()):
     g, h = meta["guest"], meta["host"]
     p = g.get("parameters", {})
     lines = [f"# make bench — {h.get('date', '?')}", ""]
@@ -667,7 +1291,8 @@ def markdown(med, meta, rows, rats, tgts, configs, samples=(), drops=None,
                      "every configuration. CPU per GB counts both ends (one "
                      "VM); lower is better.")
         lines.append("")
-    if longp:
+    # A flows-only run has path configurations and no path unit.
+    if longp and (not flows or any(is_path(s["test"]) for s in samples)):
         lines.append("## Long paths: through a router, offloads on")
         lines.append("")
         lines.append("A — R — B: R forwards between two veth pairs and "
@@ -681,11 +1306,17 @@ def markdown(med, meta, rows, rats, tgts, configs, samples=(), drops=None,
                      "plain TCP via router; \"kept\" is a run's throughput "
                      "over the same configuration's lossless one at the "
                      "same RTT, in the same repeat. Chart: "
-                     f"{name}-path.png.")
+                     f"{name}-path.png."
+                     + (" ftv, 4 flows via router is ftv via router with "
+                        "`flows 4` on A's peer, at 40 ms without loss only."
+                        if any(s["config"] == "path-ftv4"
+                               and is_path(s["test"]) for s in samples)
+                        else ""))
         lines.append("")
         sel = [(r, rt) for r, rt in pairs if is_path(r[0])]
         lines += table(med, [r for r, _ in sel], [rt for _, rt in sel],
                        longp, "plain TCP")
+    lines += flows
     lines += aead_lines(med)
     lines += wire_lines(samples, drops or {}, path_drops)
     lines.append("Targets (reported, never asserted):")
@@ -703,7 +1334,7 @@ COLORS = {"veth": "#9e9e9e", "veth-nooffload": "#616161",
           "ftv-fecoff": "#7fb2d9", "ftv-shapeoff": "#aec7e8",
           "openvpn-tcp": "#ff7f0e", "path-tcp": "#9e9e9e",
           "path-wireguard": "#88171a", "path-ftv": "#1f77b4",
-          "path-ftv-fecoff": "#7fb2d9"}
+          "path-ftv-fecoff": "#7fb2d9", "path-ftv4": "#2ca02c"}
 
 
 def chart(path, med, meta, configs):
@@ -879,6 +1510,67 @@ def chart_path(path, med, samples, meta, configs):
     return True
 
 
+def chart_flows(path, med, rows, meta):
+    """NAME-flows.png: one connection against flows N, clean and policed
+    (P and N x P marked), one stream each way."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = dict(CONFIGS)
+    kinds = [k for k in ("clean", "police") if any(r["kind"] == k
+                                                   for r in rows)]
+    if not kinds:
+        return False
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5 * len(kinds), 4.5),
+                             squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        sel = [r for r in rows if r["kind"] == kind]
+        width = 0.38
+        for i, cfg in enumerate((FLOWS_ONE, FLOWS_MANY)):
+            xs, ys, lo, hi = [], [], [], []
+            for j, r in enumerate(sel):
+                m = med.get((cfg, r["test"], "mbps"))
+                if not m:
+                    continue
+                xs.append(j + (i - 0.5) * width)
+                ys.append(m["median"])
+                lo.append(m["median"] - m["min"])
+                hi.append(m["max"] - m["median"])
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2,
+                   label=names[cfg], color=COLORS.get(cfg))
+            for x, y in zip(xs, ys):
+                ax.annotate(fmt(y, "mbps"), (x, y), ha="center",
+                            va="bottom", fontsize=7, xytext=(0, 2),
+                            textcoords="offset points")
+        police = sorted({r["police_mbit"] for r in sel
+                         if r["police_mbit"] is not None})
+        if kind == "police" and len(police) == 1:
+            n = sel[0]["flows"]
+            ax.axhline(police[0], color="#888", linestyle=":",
+                       label=f"P = {num_text(police[0])} Mbit/s")
+            ax.axhline(n * police[0], color="#888", linestyle="--",
+                       label=f"{n} × P")
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels([r["label"].split(",")[0] for r in sel])
+        ax.set_title("clean" if kind == "clean" else
+                     "policed per connection, each way")
+        ax.set_ylabel("Mbit/s")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    g, h = meta["guest"], meta["host"]
+    rtt = rows[0]["rtt_ms"]
+    fig.suptitle(f"make bench, flows, {h.get('date', '')}: Linux "
+                 f"{g.get('kernel')}, {g.get('nproc')} vCPUs; through the "
+                 f"router at {num_text(rtt) if rtt else '?'} ms, medians of "
+                 f"{g['parameters'].get('repeats')}, bars min–max",
+                 fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def print_ratios(rats, tgts):
     width = max([42] + [len(rt["label"] + rt["unit"]) + 3 for rt in rats
                         if rt["ftv/wireguard"] is not None
@@ -912,6 +1604,10 @@ def report(outdir, resdir, name):
     rows = ROWS + path_rows(samples)
     rats = ratios(med, samples, rows)
     tgts = targets(med, samples)
+    frows = flows_rows(med, samples)
+    tgts += flows_targets(frows)
+    crows = censor_rows(med, samples)
+    tgts += censor_targets(crows)
     w = wire(samples)
     if w:
         v = [sum(x["out_of_order"] + x["retransmissions"] for x in w.values())]
@@ -930,8 +1626,11 @@ def report(outdir, resdir, name):
         tgts.append({"target": "no replay drops during the bench (count; "
                      "ftv and ftv via router)",
                      "values": v, "met": v[0] == 0})
+    flows4_drops = ftv_drops(outdir, "path-ftv4-")
     md = markdown(med, meta, rows, rats, tgts, configs, samples, drops,
-                  path_drops, name)
+                  path_drops, name,
+                  flows_lines(med, frows, flows4_drops, name)
+                  + censor_lines(crows, None if frows else flows4_drops))
     with open(base + ".md", "w") as f:
         f.write(md)
     data = {
@@ -944,6 +1643,12 @@ def report(outdir, resdir, name):
         "path_ftv_drops": path_drops,
         "samples": samples,
     }
+    if frows:
+        data["flows"] = frows
+    if crows:
+        data["censor"] = crows
+    if frows or crows:
+        data["path_ftv4_drops"] = flows4_drops
     with open(base + ".json", "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -959,10 +1664,12 @@ def report(outdir, resdir, name):
         if longp and chart_path(base + "-path.png", med, samples, meta,
                                 longp):
             written.append("-path.png")
+        if frows and chart_flows(base + "-flows.png", med, frows, meta):
+            written.append("-flows.png")
     except ImportError as e:
         print(f"report: no chart ({e}); install python3-matplotlib",
               file=sys.stderr)
-    for ext in (".png", "-path.png"):
+    for ext in (".png", "-path.png", "-flows.png"):
         if ext not in written and os.path.exists(base + ext):
             os.remove(base + ext)
     for ext in [".md", ".json"] + written:

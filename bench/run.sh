@@ -19,9 +19,11 @@
 # BENCH_CONFIGS and the other
 # BENCH_* knobs of bench/guest.sh (among them the path matrix's:
 # BENCH_RTTS, BENCH_PATH_LOSS, BENCH_PATH_FEC_LOSS, BENCH_PATH_TIME,
-# BENCH_PATH_OMIT, BENCH_PATH_WARMUP; a BENCH_* variable set empty
-# reaches the guest empty,
-# which for the path lists means none); KVER or FTV_KERNEL (default
+# BENCH_PATH_OMIT, BENCH_PATH_WARMUP; the flows test's policer,
+# BENCH_POLICE_MBIT, and its kinds of units, BENCH_FLOWS_UNITS, default
+# "clean police hole freeze", the last two against a censor; a BENCH_*
+# variable set empty reaches the guest empty, which for the path lists
+# means none); KVER or FTV_KERNEL (default
 # 6.1), FTV_SKIP_DEPS=1, FTV_VM_TIMEOUT (default 10800 s), MAKE.
 #
 # A full run (3 repeats) takes about two hours under emulation (40
@@ -69,8 +71,9 @@ given()
 GUEST_VARS=(BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME
 	BENCH_OMIT BENCH_LOSS_TIME BENCH_PPS_TIME BENCH_LOSS BENCH_DELAY
 	BENCH_RTTS BENCH_PATH_LOSS BENCH_PATH_FEC_LOSS BENCH_PATH_TIME
-	BENCH_PATH_OMIT BENCH_PATH_WARMUP BENCH_PROFILE BENCH_WIRE BENCH_PEERS
-	BENCH_PEERS_REPEATS BENCH_PEERS_WG_LINKDEL)
+	BENCH_PATH_OMIT BENCH_PATH_WARMUP BENCH_POLICE_MBIT BENCH_FLOWS_UNITS
+	BENCH_PROFILE BENCH_WIRE BENCH_PEERS BENCH_PEERS_REPEATS
+	BENCH_PEERS_WG_LINKDEL)
 
 if [ "${FTV_SKIP_DEPS:-0}" != 1 ]; then
 	step "dependencies (scripts/deps.sh)"
