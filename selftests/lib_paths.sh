@@ -128,18 +128,41 @@ NFT
 	done
 }
 
+# nft_packets NS TABLE [REGEX] : packets counted by the rules of nft
+# table TABLE ("inet firewall", "ip censor") in NS whose line matches
+# REGEX (default: every rule with a counter); 0 when there is no table
+nft_packets()
+{
+	# shellcheck disable=SC2086 # TABLE is a family and a name
+	nsx "$1" nft list table $2 2>/dev/null |
+		awk -v re="${3:-counter}" '$0 ~ re && / counter / { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+
 # paths_invalid_drops NS : packets dropped by NS's "ct state invalid" rules
 paths_invalid_drops()
 {
-	nsx "$1" nft list table inet firewall 2>/dev/null |
-		awk '/ct state invalid counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+	nft_packets "$1" "inet firewall" "ct state invalid counter"
 }
 
 # paths_untracked NS : ftv segments NS sent untracked (paths_strict_endpoints)
 paths_untracked()
 {
-	nsx "$1" nft list table inet firewall 2>/dev/null |
-		awk '/ct state untracked counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+	nft_packets "$1" "inet firewall" "ct state untracked counter"
+}
+
+# paths_censor DELAY : paths_topology, with R's strict firewall, byte
+# counts per connection in R's conntrack (nf_conntrack_acct) and netem
+# DELAY on both of R's veths (so each way): the router the selftests
+# that play a censor put their nftables rules on
+paths_censor()
+{
+	local dev
+
+	paths_topology && paths_strict_router || return 1
+	nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 || return 1
+	for dev in vethc veths; do
+		netem "$R" "$dev" delay "$1" limit 100000 || return 1
+	done
 }
 
 # paths_ftv [4|6] : ftv0 on C (10.9.0.1, fd09::1) and S (10.9.0.2,

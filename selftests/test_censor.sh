@@ -41,14 +41,7 @@ for tool in conntrack nc tc nft; do
 done
 
 kmark=$(kmsg_mark)
-paths_topology || ktap_bail "cannot set up the namespaces"
-paths_strict_router || ktap_bail "cannot set up R's firewall"
-nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
-	ktap_bail "cannot turn on conntrack accounting on R"
-for dev in vethc veths; do
-	netem "$R" "$dev" delay 20ms limit 100000 ||
-		ktap_bail "cannot set up netem on R's $dev"
-done
+paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
 S_KEY=$(pubkey_of s)
 C_KEY=$(pubkey_of c)
@@ -134,8 +127,7 @@ share=$(shares)
 ktap_diag "shares of the bytes per connection: $share"
 ktap_result "policed: the transfers went over all four connections (each at least 0.10)" \
 	"$(each_tenth "$share"; echo $?)"
-ktap_diag "R's policer dropped $(nsx "$R" nft list table ip censor |
-	awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }') segments"
+ktap_diag "R's policer dropped $(nft_packets "$R" "ip censor") segments"
 ktap_eq "policed: no connection taken for a stalled one (rotations)" 0 "$(rotations)"
 nsx "$R" nft delete table ip censor
 
@@ -154,17 +146,9 @@ table ip censor {
 NFT
 }
 # holed : segments R dropped in the hole so far
-holed()
-{
-	nsx "$R" nft list table ip censor 2>/dev/null |
-		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
-}
+holed() { nft_packets "$R" "ip censor"; }
 # c_sent_into_hole : segments C sent into the hole, from C to S
-c_sent_into_hole()
-{
-	nsx "$R" nft list table ip censor 2>/dev/null |
-		awk '/ip saddr/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
-}
+c_sent_into_hole() { nft_packets "$R" "ip censor" "ip saddr"; }
 # one_hole WHAT PORT : black-hole C's connection from PORT one second into
 # a 16 MB transfer, and report
 one_hole()

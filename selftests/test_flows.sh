@@ -48,15 +48,8 @@ done
 "$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
 
 kmark=$(kmsg_mark)
-paths_topology || ktap_bail "cannot set up the namespaces"
-paths_strict_router || ktap_bail "cannot set up R's firewall"
-# Bytes per connection in R's conntrack, for the share each flow carried.
-nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
-	ktap_bail "cannot turn on conntrack accounting on R"
-for dev in vethc veths; do
-	netem "$R" "$dev" delay 10ms limit 100000 ||
-		ktap_bail "cannot set up netem on R's $dev"
-done
+# R counts bytes per connection, for the share each flow carried.
+paths_censor 10ms || ktap_bail "cannot set up the namespaces and R"
 paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
 S_KEY=$(pubkey_of s)
 C_KEY=$(pubkey_of c)

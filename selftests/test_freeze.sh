@@ -41,14 +41,7 @@ for tool in conntrack nc tc nft; do
 done
 
 kmark=$(kmsg_mark)
-paths_topology || ktap_bail "cannot set up the namespaces"
-paths_strict_router || ktap_bail "cannot set up R's firewall"
-nsx "$R" sysctl -qw net.netfilter.nf_conntrack_acct=1 ||
-	ktap_bail "cannot turn on conntrack accounting on R"
-for dev in vethc veths; do
-	netem "$R" "$dev" delay 20ms limit 100000 ||
-		ktap_bail "cannot set up netem on R's $dev"
-done
+paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's freeze"
 table ip freeze {
 	chain forward {
@@ -59,11 +52,7 @@ table ip freeze {
 NFT
 
 # frozen : segments R dropped for the freeze so far
-frozen()
-{
-	nsx "$R" nft list table ip freeze 2>/dev/null |
-		awk '/counter/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
-}
+frozen() { nft_packets "$R" "ip freeze"; }
 # crossed : connections in R's conntrack that carried more than the freeze
 # towards C (the second bytes= of a line is the reply direction's)
 crossed()
@@ -93,18 +82,25 @@ setup()
 	connect_ping "$C" 10.9.0.2 && wait_for 20 flows_up_is 4
 }
 
+# download PORT WHAT : 1 MB from S to C, with pings from C beside it
+# (PING_SENT, PING_GOT); one case, WHAT
+download()
+{
+	bg_ping "$C" 10.9.0.2 "dl$1"
+	if transfer "$S" "$C" 10.9.0.1 "$1" "$FTV_TMP/data" 120; then
+		ktap_ok "$2"
+	else
+		ktap_fail "$2"
+	fi
+	bg_ping_stop "dl$1"
+}
+
 random_file data 1
 
 # ---- rotate 12k
 setup 12k || ktap_bail "no tunnel with rotate 12k"
 frozen0=$(frozen)
-bg_ping "$C" 10.9.0.2 fixed
-if transfer "$S" "$C" 10.9.0.1 5001 "$FTV_TMP/data" 120; then
-	ktap_ok "rotate 12k: 1 MB from S to C arrive intact through the freeze"
-else
-	ktap_fail "rotate 12k: 1 MB from S to C arrive intact through the freeze"
-fi
-bg_ping_stop fixed
+download 5001 "rotate 12k: 1 MB from S to C arrive intact through the freeze"
 ktap_diag "pings: $PING_GOT of $PING_SENT answered"
 ktap_eq "rotate 12k: R dropped nothing, and no connection carried 16 KB towards C" \
 	"0 0" "$(($(frozen) - frozen0)) $(crossed)"
@@ -115,24 +111,14 @@ ktap_eq "rotate 12k: nothing failed authentication or was taken for a replay" 0 
 # ---- rotate auto
 setup auto || ktap_bail "no tunnel with rotate auto"
 frozen0=$(frozen)
-if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/data" 120; then
-	ktap_ok "rotate auto: the first 1 MB from S to C arrive intact"
-else
-	ktap_fail "rotate auto: the first 1 MB from S to C arrive intact"
-fi
+download 5002 "rotate auto: the first 1 MB from S to C arrive intact"
 first=$(($(frozen) - frozen0))
 rot=$(rotations)
 ktap_diag "the first download: R dropped $first segments for the freeze; $rot connections replaced"
 ktap_result "rotate auto: connections froze and C gave them up" \
 	"$([ "$first" -gt 0 ] && [ "$rot" -ge 1 ]; echo $?)"
 frozen0=$(frozen)
-bg_ping "$C" 10.9.0.2 auto
-if transfer "$S" "$C" 10.9.0.1 5003 "$FTV_TMP/data" 120; then
-	ktap_ok "rotate auto: the second 1 MB arrive intact"
-else
-	ktap_fail "rotate auto: the second 1 MB arrive intact"
-fi
-bg_ping_stop auto
+download 5003 "rotate auto: the second 1 MB arrive intact"
 second=$(($(frozen) - frozen0))
 ktap_diag "the second download: R dropped $second segments for the freeze; pings: $PING_GOT of $PING_SENT answered"
 ktap_result "rotate auto: having learned, the second download met the freeze less than the first" \
