@@ -300,24 +300,19 @@ def flows_figures(j, retransmits):
     return fig
 
 
-def merge_rotations(samples):
-    """Each rotations_UNIT line (A's rotations and flows_up before and
-    after a flows run) into its run's sample, with rotations_during; a
+def merge_lines(samples, prefix, is_run, figures):
+    """Each PREFIX + UNIT line (what guest.sh saw beside a run) into its
+    run's sample (those is_run(test) picks), as figures(line) gives it; a
     line whose run is missing stays, named UNIT."""
     runs = {(s["repeat"], s["config"], s["test"]): s for s in samples
-            if FLOWS_UNIT.match(s["test"])}
+            if is_run(s["test"])}
     out = []
     for s in samples:
-        if not s["test"].startswith("rotations_flows_"):
+        if not s["test"].startswith(prefix):
             out.append(s)
             continue
-        unit = s["test"][len("rotations_"):]
-        fig = {k: s.get(k) for k in ("rotations_before", "rotations",
-                                     "flows_up_before", "flows_up")}
-        if (isinstance(fig["rotations"], int)
-                and isinstance(fig["rotations_before"], int)):
-            fig["rotations_during"] = (fig["rotations"]
-                                       - fig["rotations_before"])
+        unit = s["test"][len(prefix):]
+        fig = figures(s)
         run = runs.get((s["repeat"], s["config"], unit))
         if run is not None:
             run.update(fig)
@@ -325,29 +320,36 @@ def merge_rotations(samples):
             out.append({"repeat": s["repeat"], "config": s["config"],
                         "test": unit, "rc": s.get("rc", 0), **fig})
     return out
+
+
+def rotation_figures(s):
+    """A's rotations and flows_up before and after a flows run, and
+    rotations_during."""
+    fig = {k: s.get(k) for k in ("rotations_before", "rotations",
+                                 "flows_up_before", "flows_up")}
+    if (isinstance(fig["rotations"], int)
+            and isinstance(fig["rotations_before"], int)):
+        fig["rotations_during"] = fig["rotations"] - fig["rotations_before"]
+    return fig
+
+
+def merge_rotations(samples):
+    """Each rotations_flows_UNIT line into its run's sample."""
+    return merge_lines(samples, "rotations_",
+                       lambda t: bool(FLOWS_UNIT.match(t))
+                       and not t.startswith("rotations_"),
+                       rotation_figures)
 
 
 def merge_extras(samples):
     """Each extra_UNIT line (what guest.sh saw beside a run against a
-    censor) into its run's sample; a line whose run is missing stays,
-    named UNIT."""
-    runs = {(s["repeat"], s["config"], s["test"]): s for s in samples
-            if HOLE_UNIT.match(s["test"]) or FREEZE_UNIT.match(s["test"])}
-    out = []
-    for s in samples:
-        if not s["test"].startswith("extra_"):
-            out.append(s)
-            continue
-        unit = s["test"][len("extra_"):]
-        fig = {k: v for k, v in s.items()
-               if k not in ("repeat", "config", "test", "rc")}
-        run = runs.get((s["repeat"], s["config"], unit))
-        if run is not None:
-            run.update(fig)
-        else:
-            out.append({"repeat": s["repeat"], "config": s["config"],
-                        "test": unit, "rc": s.get("rc", 0), **fig})
-    return out
+    censor) into its run's sample."""
+    return merge_lines(samples, "extra_",
+                       lambda t: bool(HOLE_UNIT.match(t)
+                                      or FREEZE_UNIT.match(t)),
+                       lambda s: {k: v for k, v in s.items()
+                                  if k not in ("repeat", "config", "test",
+                                               "rc")})
 
 
 def iperf_intervals(j):
