@@ -77,7 +77,6 @@ enum ftv_conn_state {
  *	connection for and that have not left yet (flow.c)
  * @una_since: jiffies when @snd_una last moved, or when data went out
  *	with nothing unacknowledged before it (flow.c)
- * @srtt8: smoothed round-trip time in ms, times 8; 0 before a sample
  * @data_end: @snd_nxt after the last message that carried a packet
  * @owes: it received a packet that nothing sent on it acknowledged yet
  * @stalled: the initiator found it stalled; nothing new goes on it
@@ -122,7 +121,6 @@ struct ftv_conn {
 	u32 join_index;
 	atomic_t queued;
 	unsigned long una_since;
-	u32 srtt8;
 	u32 data_end;
 	bool owes;
 	bool stalled;

@@ -409,7 +409,8 @@ static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
 
 	if (rtt > FTV_FEC_WAIT_MAX_MS * 10)
 		return;
-	fc->srtt_ms = fc->srtt_ms ? (7 * fc->srtt_ms + rtt) / 8 : rtt;
+	WRITE_ONCE(fc->srtt_ms,
+		   fc->srtt_ms ? (7 * fc->srtt_ms + rtt) / 8 : rtt);
 }
 
 /**

@@ -114,7 +114,8 @@ struct ftv_fec_snapshot {
  * @dropped_here: segments of the peer's this end dropped itself (its
  *	queues were full) since the last loss interval ended: not the path's
  *	loss (ftv_fec_dropped_here())
- * @srtt_ms: smoothed round trip time, from TCP timestamps
+ * @srtt_ms: smoothed round trip time, from TCP timestamps (also the
+ *	stall rule's, flow.c: ftv_fec_srtt_ms())
  * @rx: received messages kept for rebuilding, allocated by @alloc_work
  *	once the first valid repair message arrives on a live connection
  *	that negotiated FEC with a peer this side lets use it (set once by
@@ -192,5 +193,11 @@ void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 		     const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		     void *arg);
 void ftv_fec_expire(struct ftv_fec_conn *fc);
+
+/* The smoothed round trip in ms, 0 before a sample; any context. */
+static inline u32 ftv_fec_srtt_ms(const struct ftv_fec_conn *fc)
+{
+	return READ_ONCE(fc->srtt_ms);
+}
 
 #endif /* _FTV_FEC_H */

@@ -152,37 +152,26 @@ void ftv_flow_data_sent(struct ftv_conn *conn)
 /**
  * ftv_flow_acked - an authenticated segment acknowledged new bytes
  * @conn: the connection it came on
- * @has_ts: it carried a timestamp
- * @tsecr: the timestamp it echoes: ours, in ms (ftv_conn_tsval())
  */
-void ftv_flow_acked(struct ftv_conn *conn, bool has_ts, u32 tsecr)
+void ftv_flow_acked(struct ftv_conn *conn)
 {
 	unsigned long now = jiffies;
-	u32 rtt, srtt8;
 
 	if (READ_ONCE(conn->una_since) != now)
 		WRITE_ONCE(conn->una_since, now);
 	if (READ_ONCE(conn->session->acked_at) != now)
 		WRITE_ONCE(conn->session->acked_at, now);
-	if (!has_ts)
-		return;
-	rtt = ftv_conn_tsval(conn) - tsecr;
-	if (rtt > 60 * MSEC_PER_SEC)
-		return;
-	/* srtt += (rtt - srtt) / 8, as TCP does (RFC 6298). */
-	srtt8 = READ_ONCE(conn->srtt8);
-	srtt8 = srtt8 ? srtt8 - srtt8 / 8 + rtt : rtt * 8;
-	WRITE_ONCE(conn->srtt8, srtt8);
 }
 
-/* How long @c's data may wait for an acknowledgment: twice its round
- * trip, at least FTV_FLOW_STALL_MIN_MS, and the time the peer takes to
- * give up a gap that a loss left in its view of our stream (it cannot
- * acknowledge past the gap before: faketcp.c).
+/* How long @c's data may wait for an acknowledgment: twice the
+ * session's smoothed round trip (FEC keeps it, from TCP timestamps), at
+ * least FTV_FLOW_STALL_MIN_MS, and the time the peer takes to give up a
+ * gap that a loss left in its view of our stream (it cannot acknowledge
+ * past the gap before: faketcp.c).
  */
 static unsigned long flow_patience(const struct ftv_conn *c)
 {
-	u32 ms = READ_ONCE(c->srtt8) / 4;
+	u32 ms = 2 * ftv_fec_srtt_ms(&c->session->fec);
 
 	return msecs_to_jiffies(max_t(u32, ms, FTV_FLOW_STALL_MIN_MS) +
 				FTV_TCP_GAP_MS);

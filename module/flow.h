@@ -16,9 +16,10 @@ struct timer_list;
 enum ftv_flow_limits {
 	/* How often a session with joins up looks at its connections. */
 	FTV_FLOW_CHECK_MS = 50,
-	/* A connection whose data goes unanswered for twice its smoothed
-	 * round trip, and at least this long, and FTV_TCP_GAP_MS more, while
-	 * another connection of its session is answered, is stalled.
+	/* A connection whose data goes unanswered for twice the session's
+	 * smoothed round trip, and at least this long, and FTV_TCP_GAP_MS
+	 * more, while another connection of its session is answered, is
+	 * stalled.
 	 */
 	FTV_FLOW_STALL_MIN_MS = 200,
 	/* A message this small (an inner ACK, a ping) goes, if it can, on
@@ -42,7 +43,7 @@ enum ftv_flow_limits {
 struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len);
 bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len);
 void ftv_flow_data_sent(struct ftv_conn *conn);
-void ftv_flow_acked(struct ftv_conn *conn, bool has_ts, u32 tsecr);
+void ftv_flow_acked(struct ftv_conn *conn);
 void ftv_flow_established(struct ftv_conn *conn);
 unsigned int ftv_flow_unusable(struct ftv_session *s);
 void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget);

@@ -40,7 +40,7 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
 	ftv_faketcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
 			     jiffies);
 	if ((seg->flags & TCPHDR_ACK) && ftv_conn_acked(conn, seg->ack))
-		ftv_flow_acked(conn, seg->opts.has_ts, seg->opts.tsecr);
+		ftv_flow_acked(conn);
 	if (seg->opts.has_ts)
 		atomic_set(&conn->ts_recent, seg->opts.tsval);
 }
@@ -354,7 +354,6 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	seg.payload_len = cb->rx.payload_len;
 	seg.opts.has_ts = cb->rx.has_ts;
 	seg.opts.tsval = cb->rx.tsval;
-	seg.opts.tsecr = cb->rx.tsecr;
 	ftv_open_track(conn, &seg);
 	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
 	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
