@@ -165,16 +165,17 @@ void ftv_flow_acked(struct ftv_conn *conn)
 
 /* How long @c's data may wait for an acknowledgment: twice the
  * session's smoothed round trip (FEC keeps it, from TCP timestamps), at
- * least FTV_FLOW_STALL_MIN_MS, and the time the peer takes to give up a
+ * least FTV_FLOW_STALL_MIN_MS, plus the time the peer takes to give up a
  * gap that a loss left in its view of our stream (it cannot acknowledge
- * past the gap before: faketcp.c).
+ * past the gap before: faketcp.c) and to send the acknowledgment on its
+ * tick, and our own tick's to see it.
  */
 static unsigned long flow_patience(const struct ftv_conn *c)
 {
 	u32 ms = 2 * ftv_fec_srtt_ms(&c->session->fec);
 
 	return msecs_to_jiffies(max_t(u32, ms, FTV_FLOW_STALL_MIN_MS) +
-				FTV_TCP_GAP_MS);
+				FTV_TCP_GAP_MS + 2 * FTV_FLOW_CHECK_MS);
 }
 
 /* Whether @c's data has waited past its patience. */
@@ -284,25 +285,48 @@ void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget)
 	rcu_read_unlock_bh();
 }
 
-/* Auto: learn from what a connection that froze had carried. A frozen
- * connection carried a few kilobytes up to a few hundred; one that
- * carried more was cut by something else, and one that carried less than
- * FTV_FLOW_LEARN_MIN had hardly begun (a slow peer, a path that went),
- * and would teach a budget that costs a connection per few kilobytes.
+/* Whether @a and @b bytes are about the same amount: within a factor
+ * of two.
+ */
+static bool flow_alike(u32 a, u32 b)
+{
+	return a / 2 <= b && b / 2 <= a;
+}
+
+/* Auto: learn from what connections that froze had carried. A censor
+ * that counts bytes freezes every connection after about as many; one
+ * connection that stalled once may have met anything else (a policer's
+ * burst of drops, a path that went, our own CPU held up), so the budget
+ * is learned only when a second freeze within FTV_FLOW_FREEZE_WINDOW_S
+ * confirms the first. One that carried FTV_FLOW_LEARN_MAX or more was
+ * not cut by such a censor, and one that carried less than
+ * FTV_FLOW_LEARN_MIN had hardly begun and would teach a budget that
+ * costs a connection per few kilobytes.
  */
 static void flow_learn(struct ftv_peer *peer, u32 carried)
 {
-	u32 learned = READ_ONCE(peer->rotate_learned), budget;
+	u32 learned = READ_ONCE(peer->rotate_learned), before, budget;
+	unsigned long now = jiffies;
 
 	if (READ_ONCE(peer->rotate) != FTV_ROTATE_AUTO ||
 	    carried < FTV_FLOW_LEARN_MIN || carried >= FTV_FLOW_LEARN_MAX)
 		return;
-	budget = max_t(u32, carried / 4 * 3, FTV_ROTATE_MIN);
+	before = READ_ONCE(peer->froze_after);
+	WRITE_ONCE(peer->froze_after, carried);
+	if (!before || !flow_alike(before, carried) ||
+	    time_after(now, READ_ONCE(peer->froze_at) +
+		       FTV_FLOW_FREEZE_WINDOW_S * HZ)) {
+		WRITE_ONCE(peer->froze_at, now);
+		return;
+	}
+	WRITE_ONCE(peer->froze_at, now);
+	budget = max_t(u32, min(before, carried) / 4 * 3, FTV_ROTATE_MIN);
 	if (!learned || budget < learned) {
 		WRITE_ONCE(peer->rotate_learned, budget);
-		net_dbg_ratelimited("%s: peer %llu: a connection froze after %u bytes; budget %u\n",
-				    peer->device->dev->name,
-				    peer->internal_id, carried, budget);
+		/* Rare (the budget only falls): not rate-limited. */
+		pr_debug("%s: peer %llu: connections froze after %u and %u bytes; budget %u\n",
+			 peer->device->dev->name, peer->internal_id, before,
+			 carried, budget);
 	}
 }
 
@@ -351,9 +375,12 @@ void ftv_flow_check(struct timer_list *timer)
 	struct ftv_conn *c, *stalled[FTV_SESSION_FLOWS];
 	unsigned int i, up = 0, n = 0;
 	unsigned long now = jiffies;
-	bool watched = false;
+	bool watched = false, late;
 	u32 carried = 0;
 
+	late = time_after(now, READ_ONCE(s->checked_at) +
+			  msecs_to_jiffies(FTV_FLOW_CHECK_LATE_MS));
+	WRITE_ONCE(s->checked_at, now);
 	rcu_read_lock_bh();
 	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
 		c = rcu_dereference_bh(s->up[i]);
@@ -365,7 +392,7 @@ void ftv_flow_check(struct timer_list *timer)
 			WRITE_ONCE(c->owes, true);
 		if (c->is_initiator && !READ_ONCE(c->stalled)) {
 			up++;
-			if (flow_overdue(c, now))
+			if (!late && flow_overdue(c, now))
 				stalled[n++] = c;
 			else
 				flow_budgets(c, flow_budget(c->peer));

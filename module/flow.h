@@ -18,10 +18,14 @@ enum ftv_flow_limits {
 	FTV_FLOW_CHECK_MS = 50,
 	/* A connection whose data goes unanswered for twice the session's
 	 * smoothed round trip, and at least this long, and FTV_TCP_GAP_MS
-	 * more, while another connection of its session is answered, is
-	 * stalled.
+	 * and two checks more, while another connection of its session is
+	 * answered, is stalled.
 	 */
 	FTV_FLOW_STALL_MIN_MS = 200,
+	/* A check this late says our own CPU was held up, not the path:
+	 * no connection is judged on it.
+	 */
+	FTV_FLOW_CHECK_LATE_MS = 3 * FTV_FLOW_CHECK_MS,
 	/* A message this small (an inner ACK, a ping) goes, if it can, on
 	 * a connection that owes the peer an acknowledgment.
 	 */
@@ -38,6 +42,10 @@ enum ftv_flow_limits {
 	FTV_FLOW_LEARN_MAX = 1024 * 1024,
 	/* Nor after carrying less than this: see flow_learn(). */
 	FTV_FLOW_LEARN_MIN = 8192,
+	/* rotate auto learns when a second freeze within this many seconds
+	 * of the last comes after about as many bytes.
+	 */
+	FTV_FLOW_FREEZE_WINDOW_S = 60,
 };
 
 struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len);

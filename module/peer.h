@@ -109,8 +109,11 @@ struct ftv_endpoint {
  * @rotate: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or the bytes a connection may
  *	carry towards us before it is replaced; written by
  *	ftv_peer_set_rotate() only, read with READ_ONCE()
- * @rotate_learned: auto: the budget learned from a connection that froze
+ * @rotate_learned: auto: the budget learned from connections that froze
  *	(0 before), for the sessions we open; flow.c
+ * @froze_after: auto: what the last connection that froze had carried,
+ *	until a second one confirms it (flow.c)
+ * @froze_at: jiffies of @froze_after
  * @budget_told: responder: the budget the initiator last gave a
  *	connection, for the connections it has not given one yet (flow.c)
  * @last_handshake: wall-clock seconds of the last completed handshake
@@ -157,6 +160,8 @@ struct ftv_peer {
 	atomic64_t rotations;
 	u32 rotate;
 	u32 rotate_learned;
+	u32 froze_after;
+	unsigned long froze_at;
 	u32 budget_told;
 	time64_t last_handshake;
 	struct ftv_drops drops;

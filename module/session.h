@@ -76,6 +76,7 @@ struct ftv_conn;
  * @acked_at: jiffies when an authenticated segment last acknowledged new
  *	bytes on any of the session's connections (flow.c)
  * @flow_timer: looks at the connections while a join is up (flow.c)
+ * @checked_at: jiffies of @flow_timer's last run (flow.c)
  * @jobs: holds on the session's queues: each queued job's, and a crypt
  *	worker's while it marks a job done (queue.c); the keys and the
  *	session wait for zero
@@ -115,6 +116,7 @@ struct ftv_session {
 	struct timer_list reorder_timer;
 	unsigned long acked_at;
 	struct timer_list flow_timer;
+	unsigned long checked_at;
 	atomic_t jobs;
 	struct kref refcount;
 };
