@@ -10,9 +10,10 @@
 #    crossed the freeze: R dropped nothing, and no connection in R's
 #    conntrack carried more than 16 KB towards C;
 #  - rotate auto (the default), flows 4: the first download teaches C
-#    where connections freeze (some are frozen, and given up); the
-#    second crosses it far less often than the first, and both arrive
-#    intact;
+#    where connections freeze (some are frozen, and given up, and two
+#    that froze after about as many bytes teach a budget, which the
+#    kernel log says); the second crosses it far less often than the
+#    first, and both arrive intact;
 #  - nothing failed authentication or was taken for a replay, and every
 #    connection and session was freed.
 # R delays 20 ms each way and keeps strict conntrack; offloads stay at
@@ -34,7 +35,7 @@ trap cleanup EXIT
 
 FREEZE=16384
 
-ktap_plan 11
+ktap_plan 12
 ftv_require
 for tool in conntrack nc tc nft; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -117,6 +118,10 @@ rot=$(rotations)
 ktap_diag "the first download: R dropped $first segments for the freeze; $rot connections replaced"
 ktap_result "rotate auto: connections froze and C gave them up" \
 	"$([ "$first" -gt 0 ] && [ "$rot" -ge 1 ]; echo $?)"
+learned=$(dmesg_since "$kmark" | grep -o "connections froze after .*" | tail -n 1)
+ktap_diag "C's log: ${learned:-nothing learned}"
+ktap_result "rotate auto: C learned a budget from connections that froze (kernel log)" \
+	"$([ -n "$learned" ]; echo $?)"
 frozen0=$(frozen)
 download 5003 "rotate auto: the second 1 MB arrive intact"
 second=$(($(frozen) - frozen0))
