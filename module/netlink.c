@@ -1128,7 +1128,8 @@ static int del_peer(struct sk_buff *skb, struct genl_info *info)
  * @peer: the peer
  * @event: enum ftv_event; FTV_EVENT_UNSPEC sends nothing
  *
- * May be called in softirq context, without locks held.
+ * May be called in softirq context. It takes the peer's lock, so neither
+ * that lock nor the device's conn_lock (which nests inside it) may be held.
  */
 void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
 {
@@ -1136,8 +1137,11 @@ void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
 	struct ftv_endpoint ep;
 	struct nlattr *nest;
 	struct sk_buff *skb;
+	u8 flows_up;
 	void *hdr;
 
+	lockdep_assert_not_held(&peer->lock);
+	lockdep_assert_not_held(&peer->device->conn_lock);
 	if (event == FTV_EVENT_UNSPEC ||
 	    !genl_has_listeners(&ftv_genl_family, dev_net(dev), 0))
 		return;
@@ -1149,6 +1153,7 @@ void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
 		goto err;
 	spin_lock_bh(&peer->lock);
 	ep = peer->endpoint;
+	flows_up = peer_flows_up(peer);
 	spin_unlock_bh(&peer->lock);
 	if (nla_put_u32(skb, FTV_A_IFINDEX, dev->ifindex) ||
 	    nla_put_string(skb, FTV_A_IFNAME, dev->name) ||
@@ -1157,7 +1162,10 @@ void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
 	nest = nla_nest_start(skb, FTV_A_PEER);
 	if (!nest ||
 	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
-	    put_endpoint(skb, &ep))
+	    put_endpoint(skb, &ep) ||
+	    nla_put_u8(skb, FTV_PEER_A_FLOWS_UP, flows_up) ||
+	    nla_put_u64_64bit(skb, FTV_PEER_A_ROTATIONS,
+			      atomic64_read(&peer->rotations), FTV_PEER_A_PAD))
 		goto err;
 	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);

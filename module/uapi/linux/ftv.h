@@ -24,8 +24,10 @@
  *
  * FTV_CMD_PEER_EVENT (notification only, multicast group FTV_MCGRP_PEERS)
  *   FTV_A_IFINDEX, FTV_A_IFNAME, FTV_A_EVENT (enum ftv_event) and an
- *   FTV_A_PEER nest with FTV_PEER_A_PUBLIC_KEY and the current endpoint
- *   (FTV_PEER_A_ENDPOINT_IPV4/IPV6 + FTV_PEER_A_ENDPOINT_PORT) if known.
+ *   FTV_A_PEER nest with FTV_PEER_A_PUBLIC_KEY, the current endpoint
+ *   (FTV_PEER_A_ENDPOINT_IPV4/IPV6 + FTV_PEER_A_ENDPOINT_PORT) if known,
+ *   FTV_PEER_A_FLOWS_UP and FTV_PEER_A_ROTATIONS, as they are once the
+ *   event happened.
  *   Sent in the namespace the device is in; joining the group needs
  *   CAP_NET_ADMIN there.
  *
@@ -142,8 +144,8 @@ enum ftv_peer_attr {
 	FTV_PEER_A_FEC_REPAIR,		/* u8, M: repair segments per group */
 	FTV_PEER_A_FEC_STATS,		/* nest, enum ftv_fec_stats_attr; get only */
 	FTV_PEER_A_FLOWS,		/* u8, 1 to FTV_MAX_FLOWS */
-	FTV_PEER_A_FLOWS_UP,		/* u8, get only */
-	FTV_PEER_A_ROTATIONS,		/* u64, get only */
+	FTV_PEER_A_FLOWS_UP,		/* u8, get only; in events too */
+	FTV_PEER_A_ROTATIONS,		/* u64, get only; in events too */
 	FTV_PEER_A_ROTATE,		/* u32: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
 
 	__FTV_PEER_A_LAST,
