@@ -63,6 +63,7 @@
 #include "conn.h"
 #include "device.h"
 #include "flow.h"
+#include "netlink.h"
 #include "peer.h"
 #include "segment.h"
 #include "token.h"
@@ -407,7 +408,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		     const struct ftv_tcp_options *opts)
 {
 	struct ftv_device *fdev = conn->device;
-	bool ours;
+	bool ours, joined = false;
 
 	spin_lock_bh(&fdev->conn_lock);
 	ours = conn->state == FTV_CONN_SYN_SENT &&
@@ -422,11 +423,15 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 			/* A join needs no key exchange: it is up. */
 			list_del_init(&conn->gc_entry);
 			set_state(conn, FTV_CONN_ESTABLISHED);
+			joined = true;
 		} else {
 			set_state(conn, FTV_CONN_HANDSHAKE_SENT);
 		}
 	}
 	spin_unlock_bh(&fdev->conn_lock);
+	/* The receive hook (softirq), no lock held. */
+	if (joined)
+		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 	return ours;
 }
 
@@ -1111,13 +1116,21 @@ bool ftv_conn_join_accept(struct ftv_device *fdev,
 void ftv_conn_join_up(struct ftv_conn *conn)
 {
 	struct ftv_device *fdev = conn->device;
+	bool up;
 
 	spin_lock_bh(&fdev->conn_lock);
-	if (conn->state == FTV_CONN_JOIN_RECEIVED) {
+	up = conn->state == FTV_CONN_JOIN_RECEIVED;
+	if (up) {
 		list_del_init(&conn->gc_entry);
 		set_state(conn, FTV_CONN_ESTABLISHED);
 	}
 	spin_unlock_bh(&fdev->conn_lock);
+	/* The serial receive step: bottom halves off, and only the serial
+	 * queue's drain_lock held, which is only ever tried, so nothing
+	 * waits for it under the peer's lock.
+	 */
+	if (up)
+		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 }
 
 /* Retire @conn, a live join, for good: its peer is told or told us. */
@@ -1159,9 +1172,9 @@ void ftv_conn_join_gone(struct ftv_conn *conn, u32 index)
 /* Give up an initiator's connection that its flag (stalled or spent) now
  * keeps out of the sender's choice: a join is retired and the responder
  * told, and the connect work opens what replaces it; the opener carries
- * the session and stays.
+ * the session and stays. Listeners hear @event once it is counted.
  */
-static void give_up(struct ftv_conn *conn)
+static void give_up(struct ftv_conn *conn, u8 event)
 {
 	struct ftv_device *fdev = conn->device;
 	bool retired = false;
@@ -1176,6 +1189,8 @@ static void give_up(struct ftv_conn *conn)
 	if (retired)
 		ftv_send_join_gone(conn);
 	ftv_timers_want_connection(conn->peer);
+	/* The session's flow timer (softirq, under RCU), no lock held. */
+	ftv_netlink_notify(conn->peer, event);
 }
 
 /**
@@ -1192,7 +1207,7 @@ void ftv_conn_stalled(struct ftv_conn *conn)
 	net_dbg_ratelimited("%s: peer %llu: connection %u stalled\n",
 			    conn->device->dev->name, conn->peer->internal_id,
 			    conn->join_index);
-	give_up(conn);
+	give_up(conn, FTV_EVENT_FLOW_STALLED);
 }
 
 /**
@@ -1205,7 +1220,7 @@ void ftv_conn_stalled(struct ftv_conn *conn)
 void ftv_conn_spent(struct ftv_conn *conn)
 {
 	WRITE_ONCE(conn->spent, true);
-	give_up(conn);
+	give_up(conn, FTV_EVENT_FLOW_ROTATED);
 }
 
 /* Whether the peer's current session wants one more join. */

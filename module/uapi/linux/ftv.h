@@ -113,6 +113,9 @@ enum ftv_event {
 	FTV_EVENT_REKEYED,		/* a new session replaced the old one */
 	FTV_EVENT_ENDPOINT_CHANGED,	/* the peer now talks from elsewhere */
 	FTV_EVENT_LOST,			/* the path died or the session expired */
+	FTV_EVENT_FLOW_UP,		/* a join of the session came up */
+	FTV_EVENT_FLOW_STALLED,		/* a flow went unanswered: given up */
+	FTV_EVENT_FLOW_ROTATED,		/* a flow used its budget: given up */
 };
 
 /* FTV_PEER_A_STATE */
