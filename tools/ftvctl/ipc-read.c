@@ -197,6 +197,19 @@ static int read_fec_stats(struct peer *peer, struct nlattr *nest)
 	return 0;
 }
 
+/* The session's connections up and replaced: in dumps and in events. */
+static void read_flow_counts(struct peer *peer, struct nlattr **tb)
+{
+	if (tb[FTV_PEER_A_FLOWS_UP]) {
+		peer->flows_up = nla_get_u8(tb[FTV_PEER_A_FLOWS_UP]);
+		peer->flags |= PEER_HAS_FLOWS_UP;
+	}
+	if (tb[FTV_PEER_A_ROTATIONS]) {
+		peer->rotations = nla_get_u64(tb[FTV_PEER_A_ROTATIONS]);
+		peer->flags |= PEER_HAS_ROTATIONS;
+	}
+}
+
 /*
  * Only what is present is taken, so a continued peer keeps what it had.
  * A kernel that reports keys (for showconf) is believed; show never
@@ -227,14 +240,7 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 		peer->flows = nla_get_u8(tb[FTV_PEER_A_FLOWS]);
 		peer->flags |= PEER_HAS_FLOWS;
 	}
-	if (tb[FTV_PEER_A_FLOWS_UP]) {
-		peer->flows_up = nla_get_u8(tb[FTV_PEER_A_FLOWS_UP]);
-		peer->flags |= PEER_HAS_FLOWS_UP;
-	}
-	if (tb[FTV_PEER_A_ROTATIONS]) {
-		peer->rotations = nla_get_u64(tb[FTV_PEER_A_ROTATIONS]);
-		peer->flags |= PEER_HAS_ROTATIONS;
-	}
+	read_flow_counts(peer, tb);
 	if (tb[FTV_PEER_A_ROTATE]) {
 		peer->rotate = nla_get_u32(tb[FTV_PEER_A_ROTATE]);
 		peer->flags |= PEER_HAS_ROTATE;
@@ -393,6 +399,7 @@ int ipc_read_event(struct peer_event *ev, struct nl_msg *msg)
 	       FTV_KEY_LEN);
 	ev->peer.flags = PEER_HAS_PUBLIC_KEY;
 	read_endpoint(&ev->peer, ptb);
+	read_flow_counts(&ev->peer, ptb);
 	return 0;
 }
 

@@ -25,7 +25,11 @@ struct peer_event {
 	uint32_t ifindex;
 	char ifname[IFNAMSIZ];
 	uint8_t event;		/* enum ftv_event */
-	struct peer peer;	/* the public key and, if known, the endpoint */
+	/*
+	 * The public key; the endpoint if known; flows_up and rotations
+	 * from a module that sends them (PEER_HAS_* says which).
+	 */
+	struct peer peer;
 };
 
 typedef int (*ipc_event_fn)(const struct peer_event *event, void *arg);

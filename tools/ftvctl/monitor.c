@@ -3,6 +3,7 @@
  * monitor: one line per peer event, as it happens, for people or (with
  * --json) for programs; each line is flushed, so a pipe sees it at once.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -19,19 +20,52 @@ struct monitor_opts {
 	bool json;
 };
 
+/* A flow's event says in text how many flows are up; a flow given up,
+ * how many were replaced. JSON lines always carry both.
+ */
 static const struct {
 	const char *json;
 	const char *text;
+	bool flows_up;
+	bool replaced;
 } events[] = {
 	[FTV_EVENT_ESTABLISHED] = { "established", "session established" },
 	[FTV_EVENT_REKEYED] = { "rekeyed", "session rekeyed" },
 	[FTV_EVENT_ENDPOINT_CHANGED] = { "endpoint_changed", "endpoint changed" },
 	[FTV_EVENT_LOST] = { "lost", "session lost" },
+	[FTV_EVENT_FLOW_UP] = { "flow_up", "flow up", true },
+	[FTV_EVENT_FLOW_STALLED] = { "flow_stalled", "flow stalled", true, true },
+	[FTV_EVENT_FLOW_ROTATED] = { "flow_rotated", "flow rotated", true, true },
 };
 
 static bool event_known(uint8_t event)
 {
 	return event < sizeof(events) / sizeof(events[0]) && events[event].json;
+}
+
+/* " (4 flows up, 7 replaced, endpoint 192.0.2.1:443)", what is known of it */
+static void print_details(const struct peer_event *ev, const char *ep)
+{
+	bool known = event_known(ev->event);
+	const struct peer *peer = &ev->peer;
+	const char *sep = " (";
+
+	if (known && events[ev->event].flows_up &&
+	    (peer->flags & PEER_HAS_FLOWS_UP)) {
+		printf("%s%u flow%s up", sep, peer->flows_up,
+		       peer->flows_up == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (known && events[ev->event].replaced &&
+	    (peer->flags & PEER_HAS_ROTATIONS)) {
+		printf("%s%" PRIu64 " replaced", sep, peer->rotations);
+		sep = ", ";
+	}
+	if (ep) {
+		printf("%sendpoint %s", sep, ep);
+		sep = ", ";
+	}
+	printf("%s\n", *sep == ',' ? ")" : "");
 }
 
 static void print_text(const struct peer_event *ev, const char *key,
@@ -42,12 +76,10 @@ static void print_text(const struct peer_event *ev, const char *key,
 		printf("%s", events[ev->event].text);
 	else
 		printf("event %u", ev->event);
-	if (!ep)
-		printf("\n");
-	else if (ev->event == FTV_EVENT_ENDPOINT_CHANGED)
+	if (ep && ev->event == FTV_EVENT_ENDPOINT_CHANGED)
 		printf(" to %s\n", ep);
 	else
-		printf(" (endpoint %s)\n", ep);
+		print_details(ev, ep);
 }
 
 static void print_json(const struct peer_event *ev, const char *key,
@@ -60,6 +92,16 @@ static void print_json(const struct peer_event *ev, const char *key,
 	       key);
 	if (ep)
 		printf("\"%s\"", ep);
+	else
+		printf("null");
+	printf(", \"flows_up\": ");
+	if (ev->peer.flags & PEER_HAS_FLOWS_UP)
+		printf("%u", ev->peer.flows_up);
+	else
+		printf("null");
+	printf(", \"rotations\": ");
+	if (ev->peer.flags & PEER_HAS_ROTATIONS)
+		printf("%" PRIu64, ev->peer.rotations);
 	else
 		printf("null");
 	printf(", \"time\": %lld}\n", (long long)time(NULL));

@@ -222,6 +222,9 @@ ftv0: peer $key: session rekeyed (endpoint 10.0.0.1:51820)
 ftv0: peer $key: endpoint changed to 10.0.0.1:51820
 ftv"0: peer $key: session lost
 ftv0: peer $key: event 99
+ftv0: peer $key: flow up (4 flows up, endpoint 10.0.0.1:51820)
+ftv0: peer $key: flow stalled (3 flows up, 7 replaced)
+ftv0: peer $key: flow rotated (1 flow up, 1099511627776 replaced, endpoint 10.0.0.1:51820)
 ftv1: peer $key: session lost
 EOF
 	ktap_rc "${PIPESTATUS[0]}" "monitor: one line per event"
@@ -233,15 +236,19 @@ EOF
 	"$HERE/ipc-test" --events --json | python3 -c '
 import json, sys, time
 lines = sys.stdin.read().splitlines()
-assert len(lines) == 6, lines
+assert len(lines) == 9, lines
 ev = [json.loads(l) for l in lines]
 for e in ev:
-    assert list(e) == ["interface", "event", "peer", "endpoint", "time"], e
+    assert list(e) == ["interface", "event", "peer", "endpoint", "flows_up",
+                       "rotations", "time"], e
     assert abs(e["time"] - time.time()) < 60, e
 assert [e["event"] for e in ev] == ["established", "rekeyed",
-    "endpoint_changed", "lost", "unknown", "lost"]
+    "endpoint_changed", "lost", "unknown", "flow_up", "flow_stalled",
+    "flow_rotated", "lost"]
 assert ev[0]["endpoint"] == "10.0.0.1:51820" and ev[3]["endpoint"] is None
 assert ev[3]["interface"] == "ftv\"0"
+assert [(e["flows_up"], e["rotations"]) for e in ev] == [(1, 0), (1, 0),
+    (1, 0), (None, None), (None, None), (4, 0), (3, 7), (1, 1 << 40), (0, 8)]
 '
 	ktap_rc $? "monitor --json: one object per line, in the documented shape"
 fi

@@ -677,8 +677,9 @@ static void test_live_extack(const char *what, uint8_t cmd, int flags,
 		nl_socket_free(sk);
 }
 
+/* An event; @flows_up < 0 leaves out it and @rotations (an older module) */
 static struct nl_msg *event_msg(uint8_t event, const char *ifname,
-				bool endpoint)
+				bool endpoint, int flows_up, uint64_t rotations)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 	uint8_t key[FTV_KEY_LEN], v4[4] = { 10, 0, 0, 1 };
@@ -697,6 +698,10 @@ static struct nl_msg *event_msg(uint8_t event, const char *ifname,
 		nla_put(msg, FTV_PEER_A_ENDPOINT_IPV4, 4, v4);
 		nla_put_u16(msg, FTV_PEER_A_ENDPOINT_PORT, 51820);
 	}
+	if (flows_up >= 0) {
+		nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, flows_up);
+		nla_put_u64(msg, FTV_PEER_A_ROTATIONS, rotations);
+	}
 	nla_nest_end(msg, peer);
 	return msg;
 }
@@ -710,20 +715,26 @@ static void feed_events(bool json)
 		uint8_t event;
 		const char *ifname;
 		bool endpoint;
+		int flows_up;
+		uint64_t rotations;
 	} list[] = {
-		{ FTV_EVENT_ESTABLISHED, "ftv0", true },
-		{ FTV_EVENT_REKEYED, "ftv0", true },
-		{ FTV_EVENT_ENDPOINT_CHANGED, "ftv0", true },
-		{ FTV_EVENT_LOST, "ftv\"0", false },
-		{ 99, "ftv0", false },
-		{ FTV_EVENT_LOST, "ftv1", false },
+		{ FTV_EVENT_ESTABLISHED, "ftv0", true, 1, 0 },
+		{ FTV_EVENT_REKEYED, "ftv0", true, 1, 0 },
+		{ FTV_EVENT_ENDPOINT_CHANGED, "ftv0", true, 1, 0 },
+		{ FTV_EVENT_LOST, "ftv\"0", false, -1, 0 },
+		{ 99, "ftv0", false, -1, 0 },
+		{ FTV_EVENT_FLOW_UP, "ftv0", true, 4, 0 },
+		{ FTV_EVENT_FLOW_STALLED, "ftv0", false, 3, 7 },
+		{ FTV_EVENT_FLOW_ROTATED, "ftv0", true, 1, 1ULL << 40 },
+		{ FTV_EVENT_LOST, "ftv1", false, 0, 8 },
 	};
 	struct nl_msg *msg;
 	size_t i;
 
 	opts.ifname = getenv("IPC_TEST_IFNAME");
 	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
-		msg = event_msg(list[i].event, list[i].ifname, list[i].endpoint);
+		msg = event_msg(list[i].event, list[i].ifname, list[i].endpoint,
+				list[i].flows_up, list[i].rotations);
 		on_event(msg, &m);
 		nlmsg_free(msg);
 	}
@@ -731,15 +742,25 @@ static void feed_events(bool json)
 
 static void test_event_read(void)
 {
-	struct nl_msg *msg = event_msg(FTV_EVENT_REKEYED, NULL, true);
+	struct nl_msg *msg = event_msg(FTV_EVENT_REKEYED, NULL, true, -1, 0);
 	struct peer_event ev;
 	struct nlattr *nest;
 
 	check(!ipc_read_event(&ev, msg) && ev.event == FTV_EVENT_REKEYED &&
 	      ev.ifindex == 7 && ev.ifname[0] &&
 	      (ev.peer.flags & PEER_HAS_ENDPOINT) &&
-	      ev.peer.endpoint.addr4.sin_port == htons(51820),
+	      ev.peer.endpoint.addr4.sin_port == htons(51820) &&
+	      !(ev.peer.flags & (PEER_HAS_FLOWS_UP | PEER_HAS_ROTATIONS)),
 	      "event: read, a name found for an ifindex without one");
+	nlmsg_free(msg);
+
+	msg = event_msg(FTV_EVENT_FLOW_ROTATED, "ftv0", false, 3, 1ULL << 40);
+	check(!ipc_read_event(&ev, msg) && ev.event == FTV_EVENT_FLOW_ROTATED &&
+	      !(ev.peer.flags & PEER_HAS_ENDPOINT) &&
+	      (ev.peer.flags & PEER_HAS_FLOWS_UP) && ev.peer.flows_up == 3 &&
+	      (ev.peer.flags & PEER_HAS_ROTATIONS) &&
+	      ev.peer.rotations == 1ULL << 40,
+	      "event: flows up and rotations read");
 	nlmsg_free(msg);
 
 	msg = dump_msg(7);
