@@ -10,11 +10,15 @@
 #    on the running session opens three joins, and R's conntrack lists
 #    four established connections to S's listen port, none invalid;
 #  - S made one session and four connections for it, and C's show says
-#    four are up;
+#    four are up; ftvctl monitor on each end prints a flow_up event for
+#    each join, one of them with flows_up 4;
 #  - data crosses the tunnel intact, spread over all four connections
 #    (each carried at least a tenth of C's bytes, by R's conntrack);
 #  - a join SYN replayed from another address gets the host's RST and no
 #    connection, and S counts it (join_replayed);
+#  - with rotate 12k, 256 KB from S to C make C give connections up as
+#    they carry their budget: its monitor prints flow_rotated events, the
+#    highest count in them what C's show counts as rotations;
 #  - removing the peer on C, then deleting both devices, frees every
 #    connection and session (the pr_debug pairs; under KASAN on the debug
 #    kernel, no use after free);
@@ -40,7 +44,7 @@ trap cleanup EXIT
 
 PKT="$FTV_ROOT/selftests/ftvpkt.py"
 
-ktap_plan 14
+ktap_plan 17
 ftv_require
 for tool in conntrack tcpdump nc tc; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -74,6 +78,26 @@ connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 wait_for 5 established_is 1
 ktap_eq "flows 1: R's conntrack lists one established connection" 1 "$(established)"
 
+# subscribed NS : a generic netlink socket in NS joined a multicast group
+# (/proc/net/netlink shows groups 1 to 32; with a later one, the wait for
+# it is only lost time)
+subscribed()
+{
+	nsx "$1" cat /proc/net/netlink |
+		awk 'NR > 1 && $2 == 16 && $4 != "00000000" { f = 1 } END { exit !f }'
+}
+# Each end listens for peer events before the joins open.
+declare -A MONITOR_PIDS
+for end in c s; do
+	ns=$C
+	[ "$end" = s ] && ns=$S
+	# Not through nsx, so that $! is ftvctl itself.
+	ip netns exec "$ns" "$FTVCTL" monitor ftv0 --json >"$FTV_TMP/events.$end" 2>&1 &
+	MONITOR_PIDS[$end]=$!
+	bg_track "$!"
+	wait_for 5 subscribed "$ns" || ktap_diag "no sign yet that the monitor in $end listens"
+done
+
 nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
 	ktap_bail "ftvctl peer set ... flows 4 failed"
 if wait_for 20 established_is 4; then
@@ -87,6 +111,38 @@ wait_for 5 flows_up_is 4
 ktap_eq "C's show says four flows are up (flows_up)" 4 "$(flows_up)"
 ktap_eq "S made one session and four connections for it" "1 4" \
 	"$(s_made session) $(s_made connection)"
+
+# events END KIND PEER : the flows_up and rotations of END's monitor's KIND
+# events about PEER, "flows_up/rotations" each
+events()
+{
+	"$PYTHON" - "$FTV_TMP/events.$1" "$2" "$3" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(" ".join("%s/%s" % (e["flows_up"], e["rotations"]) for e in ev
+               if e["event"] == sys.argv[2] and e["peer"] == sys.argv[3]))
+PY
+}
+# joins_told END PEER : END's monitor printed a flow_up for each of the
+# three joins, with rotations 0 and 2 to 4 flows up, one of them 4 (two
+# joins that come up at once may both count the other, and their events
+# may arrive in either order)
+joins_told()
+{
+	local ev
+	ev=$(events "$1" flow_up "$2")
+	[[ "$ev" =~ ^[234]/0\ [234]/0\ [234]/0$ && " $ev " == *" 4/0 "* ]]
+}
+for end in c s; do
+	key=$S_KEY
+	[ "$end" = s ] && key=$C_KEY
+	if wait_for 5 joins_told "$end" "$key"; then
+		ktap_ok "monitor on $end: a flow_up for each join, one with flows_up 4"
+	else
+		ktap_fail "monitor on $end: a flow_up for each join, one with flows_up 4"
+		ktap_diag <"$FTV_TMP/events.$end"
+	fi
+done
 
 # shares : the bytes C sent on each connection to S's listen port, as a
 # share of their sum, smallest first
@@ -129,6 +185,43 @@ capture_stop
 ktap_eq "the replayed join SYN gets the host's RST, no SYN-ACK, no connection" \
 	"1 0 $before" "$(answers_in "$FTV_TMP/replay.pcap" "$S_PUB4") $(s_made connection)"
 ktap_eq "S counts the replayed join (join_replayed)" 1 "$(replayed)"
+
+# ---- rotate 12k: C gives connections up as they carry their budget
+rotations() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'; }
+# last_given_up : the highest rotations of C's monitor's flow_rotated and
+# flow_stalled events, if there is a flow_rotated and each says how many
+# flows are up (a successor comes up before its predecessor is given up:
+# more than four may be) and counts itself
+last_given_up()
+{
+	"$PYTHON" - "$FTV_TMP/events.c" "$S_KEY" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ev = [e for e in ev if e["peer"] == sys.argv[2] and
+      e["event"] in ("flow_rotated", "flow_stalled")]
+rot = [e for e in ev if e["event"] == "flow_rotated"]
+assert rot and all(isinstance(e["flows_up"], int) and e["rotations"] >= 1
+                   for e in rot), rot
+print(max(e["rotations"] for e in ev))
+PY
+}
+told_all() { [ "$(last_given_up)" = "$(rotations)" ]; }
+nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" rotate 12k ||
+	ktap_bail "ftvctl peer set ... rotate 12k failed"
+head -c $((256 * 1024)) /dev/urandom >"$FTV_TMP/down"
+transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/down" 120 ||
+	ktap_diag "256 KB from S to C did not arrive intact"
+if wait_for 5 told_all; then
+	ktap_ok "rotate 12k: C's monitor prints flow_rotated, its highest count show's rotations ($(rotations))"
+else
+	ktap_fail "rotate 12k: C's monitor prints flow_rotated, its highest count show's rotations ($(rotations))"
+	ktap_diag "highest count in an event: $(last_given_up 2>&1 | tail -n 1)"
+	tail -n 20 "$FTV_TMP/events.c" | ktap_diag
+fi
+for end in c s; do
+	kill "${MONITOR_PIDS[$end]}" 2>/dev/null
+	wait "${MONITOR_PIDS[$end]}" 2>/dev/null
+done
 
 # ---- the peer goes while its joins are up, then both devices
 nsx "$C" "$FTVCTL" peer del ftv0 "$S_KEY" ||
