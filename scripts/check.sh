@@ -263,12 +263,14 @@ CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 # rebuilding on a lossy path, a dump whose cursor peer goes, and every
 # allocation of the control operations failed in turn (with failslab on
 # the data path), joins of a session taken, refused and freed with their
-# peer, and joins given up and replaced by the hundred under a censor,
-# about 18 minutes. The rest is make check-debug's.
+# peer, and joins given up and replaced by the hundred under a censor
+# (test_freeze.sh; test_censor.sh's stalls and renewals take the same
+# paths, and it runs under the debug kernel in make check-debug only:
+# CI's 90 minutes do not hold it as well), about 15 minutes. The rest is
+# make check-debug's.
 DEBUG_CORE_TESTS="test_module_selftests.sh test_transfer.sh test_rekey.sh
 	test_replay.sh test_peer_removal.sh test_lifecycle.sh test_inflight.sh
-	test_fec.sh test_dump.sh test_faults.sh test_flows.sh test_censor.sh
-	test_freeze.sh"
+	test_fec.sh test_dump.sh test_faults.sh test_flows.sh test_freeze.sh"
 
 # What each part took on the reference machine (two cores, software
 # emulation), in seconds, VM boot included. The budget scales them by how
@@ -277,7 +279,7 @@ REF_FULL=1775
 REF_CORE=855
 REF_DEBUG_BUILD=540
 REF_DEBUG_FULL=3870
-REF_DEBUG_CORE=1120
+REF_DEBUG_CORE=900
 
 # plan KVER : prints full, core or skip: the most of the suite that fits
 # in what is left of the budget, at the pace the first suite showed
