@@ -70,6 +70,16 @@ defer()
 	FTV_DEFERRED+=("$*")
 }
 
+# netlink_subscribed NS : a generic netlink socket in NS joined a
+# multicast group, as `ftvctl monitor` does once it listens
+# (/proc/net/netlink shows groups 1 to 32; with a later one, a wait for
+# it is only lost time)
+netlink_subscribed()
+{
+	nsx "$1" cat /proc/net/netlink |
+		awk 'NR > 1 && $2 == 16 && $4 != "00000000" { f = 1 } END { exit !f }'
+}
+
 # bg_track PID : kill PID at cleanup if it is still running
 bg_track()
 {

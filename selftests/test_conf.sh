@@ -120,7 +120,7 @@ nsx "$B" "$FTVCTL" setconf ftv0 "$FTV_TMP/b.conf" ||
 # endpoint and keepalives), is configured; the first session must show up.
 nsx "$B" "$FTVCTL" monitor ftv0 --json >"$FTV_TMP/events" 2>&1 &
 bg_track $!
-sleep 1
+wait_for 5 netlink_subscribed "$B" || ktap_diag "no sign yet that B's monitor listens"
 if nsx "$A" "$FTVCTL" setconf ftv0 "$FTV_TMP/a.conf"; then
 	got=$(ftv_json "$A" ftv0 '"%s %d %s %s %d %d %s" % (d["public_key"],
 		d["fwmark"], d["peers"][0]["endpoint"], d["peers"][0]["allowed_ips"],

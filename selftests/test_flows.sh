@@ -78,14 +78,6 @@ connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 wait_for 5 established_is 1
 ktap_eq "flows 1: R's conntrack lists one established connection" 1 "$(established)"
 
-# subscribed NS : a generic netlink socket in NS joined a multicast group
-# (/proc/net/netlink shows groups 1 to 32; with a later one, the wait for
-# it is only lost time)
-subscribed()
-{
-	nsx "$1" cat /proc/net/netlink |
-		awk 'NR > 1 && $2 == 16 && $4 != "00000000" { f = 1 } END { exit !f }'
-}
 # Each end listens for peer events before the joins open.
 declare -A MONITOR_PIDS
 for end in c s; do
@@ -95,7 +87,7 @@ for end in c s; do
 	ip netns exec "$ns" "$FTVCTL" monitor ftv0 --json >"$FTV_TMP/events.$end" 2>&1 &
 	MONITOR_PIDS[$end]=$!
 	bg_track "$!"
-	wait_for 5 subscribed "$ns" || ktap_diag "no sign yet that the monitor in $end listens"
+	wait_for 5 netlink_subscribed "$ns" || ktap_diag "no sign yet that the monitor in $end listens"
 done
 
 nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
