@@ -147,7 +147,7 @@ host_pass=0
 host_fail=0
 if [ "$what" = check ] && [ "$failed" = 0 ] &&
    grep -q '^check:' tools/ftvctl/Makefile 2>/dev/null; then
-	step "ftvctl's, dkms's and the netlink spec's tests (host, no module needed)"
+	step "ftvctl's, dkms's, the netlink spec's and wirecheck's tests (host, no module needed)"
 	log=$ROOT/.cache/ftvctl-check.log
 	{
 		$MAKE --no-print-directory -C tools/ftvctl check </dev/null
@@ -158,7 +158,10 @@ if [ "$what" = check ] && [ "$failed" = 0 ] &&
 		# The netlink spec against the kernel's schema and ynl-gen-c,
 		# the uapi header and the module's policies.
 		/usr/bin/python3 selftests/ynl_check.py </dev/null
-		exit $((r1 | r2 | $?))
+		r3=$?
+		# test_wire.sh's checker, on captures written for it.
+		/usr/bin/python3 selftests/wirecheck_test.py </dev/null
+		exit $((r1 | r2 | r3 | $?))
 	} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	host_pass=$(grep -cE '^ok [0-9]+' "$log" 2>/dev/null)

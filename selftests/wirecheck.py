@@ -24,8 +24,8 @@ LINK_ICMPV6 = {130, 131, 132, 133, 134, 135, 136, 137, 143}
 
 
 class Seg:
-    def __init__(self, n, src, dst, tcp, payload_len):
-        self.n = n
+    def __init__(self, n, ts, src, dst, tcp, payload_len):
+        self.n, self.ts = n, ts
         self.src, self.dst = src, dst
         (self.sport, self.dport, self.seq, self.ack, off_flags,
          self.win) = struct.unpack_from("!HHIIHH", tcp)
@@ -76,8 +76,8 @@ def read_pcap(path):
     linktype = struct.unpack_from(end + "I", data, 20)[0]
     off = 24
     while off + 16 <= len(data):
-        _s, _us, incl, _orig = struct.unpack_from(end + "IIII", data, off)
-        yield linktype, data[off + 16:off + 16 + incl]
+        sec, usec, incl, _orig = struct.unpack_from(end + "IIII", data, off)
+        yield (sec, usec), linktype, data[off + 16:off + 16 + incl]
         off += 16 + incl
 
 
@@ -100,7 +100,7 @@ def main():
     a, b = str(ipaddress.ip_address(a)), str(ipaddress.ip_address(b))
     segs, others, ignored = [], [], {}
 
-    for n, (linktype, frame) in enumerate(read_pcap(path), 1):
+    for n, (ts, linktype, frame) in enumerate(read_pcap(path), 1):
         etype, pkt = l3(linktype, frame)
         if etype == 0x0806:
             ignored["ARP"] = ignored.get("ARP", 0) + 1
@@ -130,7 +130,13 @@ def main():
         if proto != 6 or {src, dst} != {a, b}:
             others.append("#%d %s > %s protocol %d" % (n, src, dst, proto))
             continue
-        segs.append(Seg(n, src, dst, l4, l4len))
+        segs.append(Seg(n, ts, src, dst, l4, l4len))
+    # In the order they were sent, which is the order of their stamps:
+    # the capture is on A's link, and what B sent from two CPUs reaches
+    # it through veth's per-CPU backlogs, which may hand it over in the
+    # other order; the stamp is taken as B's veth hands each one over
+    # (netif_rx), before that.
+    segs.sort(key=lambda seg: (seg.ts, seg.n))
 
     results = []
 
