@@ -9,10 +9,12 @@
 #
 # FTV_CHECK_SECONDS, a time budget for this script (CI sets one): the
 # first kernel runs the whole suite; each one after it runs the whole
-# suite, its core subset (CORE_TESTS, or DEBUG_CORE_TESTS for the debug
-# kernel) or nothing, whichever fits in what is left at this machine's
-# pace, and the summary line says which. No VM may run more than five
-# minutes past the budget, so a hang fails the run instead of outlasting
+# suite if that fits in what is left at this machine's pace, else its
+# core subset (CORE_TESTS, or DEBUG_CORE_TESTS for the debug kernel) if
+# that fits with FTV_CHECK_SLACK seconds more (default 360: the core
+# subsets matter more than ending on time), else nothing, and the
+# summary line says which. No VM may run more than five minutes past the
+# budget and its slack, so a hang fails the run instead of outlasting
 # CI's limit.
 #
 # check-debug does what check does with the debug kernel that
@@ -213,8 +215,8 @@ run_suite()
 	fi
 	# With a budget, a VM that hangs must not take the whole run past
 	# it: five minutes over is the most it may take.
-	if [ "${budget:-0}" -gt 0 ] && [ $((budget - SECONDS + 300)) -lt "$limit" ]; then
-		limit=$((budget - SECONDS + 300))
+	if [ "${budget:-0}" -gt 0 ] && [ $((budget + slack - SECONDS + 300)) -lt "$limit" ]; then
+		limit=$((budget + slack - SECONDS + 300))
 		[ "$limit" -lt 120 ] && limit=120
 	fi
 	env+=(FTV_VM_TIMEOUT="$limit")
@@ -284,8 +286,9 @@ REF_DEBUG_BUILD=540
 REF_DEBUG_FULL=3870
 REF_DEBUG_CORE=900
 
-# plan KVER : prints full, core or skip: the most of the suite that fits
-# in what is left of the budget, at the pace the first suite showed
+# plan KVER : prints full, core or skip: the whole suite if it fits in
+# what is left of the budget, the core subset if it fits in that and the
+# slack, at the pace the first suite showed
 plan()
 {
 	local left=$((budget - SECONDS - 60)) build=0 full=$REF_FULL core=$REF_CORE
@@ -299,7 +302,7 @@ plan()
 	core=$(((build + core) * pace / REF_FULL))
 	if [ "$full" -le "$left" ]; then
 		echo full
-	elif [ "$core" -le "$left" ]; then
+	elif [ "$core" -le $((left + slack)) ]; then
 		echo core
 	else
 		echo skip
@@ -310,6 +313,7 @@ total_pass=$host_pass
 total_fail=$((failed + host_fail))
 report="host: $host_pass passed, $host_fail failed"
 budget=${FTV_CHECK_SECONDS:-0}
+slack=${FTV_CHECK_SLACK:-360}
 pace=0
 for kver in $kvers; do
 	subset=
