@@ -11,7 +11,7 @@
 # first kernel runs the whole suite; each one after it runs the whole
 # suite if that fits in what is left at this machine's pace, else its
 # core subset (CORE_TESTS, or DEBUG_CORE_TESTS for the debug kernel) if
-# that fits with FTV_CHECK_SLACK seconds more (default 360: the core
+# that fits with FTV_CHECK_SLACK seconds more (default 480: the core
 # subsets matter more than ending on time), else nothing, and the
 # summary line says which. No VM may run more than five minutes past the
 # budget and its slack, so a hang fails the run instead of outlasting
@@ -247,18 +247,18 @@ run_suite()
 # The core subset: the device, configuration, both address families
 # inside and out, keys, SYN tokens, replay, renewal, MTU, the wire image,
 # NAT, roaming, forged RSTs and floods, a 200 ms path through a router,
-# a session over four connections, a censor's policer, black hole and
-# freeze against it, about 12 minutes under emulation.
-# Left out: the slow ones (2 minutes of NAT idling, a minute of netlink
+# a session over four connections, about 15 minutes under emulation.
+# Left out: the slow ones (a minute of NAT idling, a minute of netlink
 # fuzzing, a million fuzzed segments, outages, loss, lifecycle, many
-# peers, patterns over thousands of payloads).
+# peers, patterns over thousands of payloads, the censors of
+# test_censor.sh and test_freeze.sh, whose code is the same on every
+# kernel: 6.1 runs them, and the debug kernel test_freeze.sh).
 CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 	test_conf.sh test_ping.sh test_ping6.sh test_transfer.sh
 	test_transfer6.sh test_transfer6in4.sh test_psk.sh test_wrongkey.sh
 	test_probe.sh test_flood.sh test_rekey.sh test_mtu.sh test_mtu6.sh
 	test_wire.sh test_tshark.sh test_nat6.sh test_roam.sh test_rst.sh
-	test_ynl.sh test_longpath.sh test_pacing.sh test_flows.sh
-	test_censor.sh test_freeze.sh"
+	test_ynl.sh test_longpath.sh test_pacing.sh test_flows.sh"
 
 # Under the debug kernel's checkers: the in-module self-tests, the data
 # path both ways, key renewal (RCU-freed keys), replays, a removed peer's
@@ -271,20 +271,23 @@ CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 # peer, and joins given up and replaced by the hundred under a censor
 # (test_freeze.sh; test_censor.sh's stalls and renewals take the same
 # paths, and it runs under the debug kernel in make check-debug only:
-# CI's 90 minutes do not hold it as well), about 15 minutes. The rest is
+# CI's 90 minutes do not hold it as well), about 20 minutes. The rest is
 # make check-debug's.
 DEBUG_CORE_TESTS="test_module_selftests.sh test_transfer.sh test_rekey.sh
 	test_replay.sh test_peer_removal.sh test_lifecycle.sh test_inflight.sh
 	test_fec.sh test_dump.sh test_faults.sh test_flows.sh test_freeze.sh"
 
 # What each part took on the reference machine (two cores, software
-# emulation), in seconds, VM boot included. The budget scales them by how
-# long this machine's first whole suite took against REF_FULL.
-REF_FULL=1775
-REF_CORE=855
-REF_DEBUG_BUILD=540
-REF_DEBUG_FULL=3870
-REF_DEBUG_CORE=900
+# emulation), in seconds, VM boot and the module's build included,
+# rounded up (2026-11-28: 2620, 1050 with the two censor tests, 417,
+# 1235; the debug kernel's whole suite scaled from an older count). The
+# budget scales them by how long this machine's first whole suite took
+# against REF_FULL.
+REF_FULL=2550
+REF_CORE=950
+REF_DEBUG_BUILD=450
+REF_DEBUG_FULL=5600
+REF_DEBUG_CORE=1300
 
 # plan KVER : prints full, core or skip: the whole suite if it fits in
 # what is left of the budget, the core subset if it fits in that and the
@@ -313,7 +316,7 @@ total_pass=$host_pass
 total_fail=$((failed + host_fail))
 report="host: $host_pass passed, $host_fail failed"
 budget=${FTV_CHECK_SECONDS:-0}
-slack=${FTV_CHECK_SLACK:-360}
+slack=${FTV_CHECK_SLACK:-480}
 pace=0
 for kver in $kvers; do
 	subset=

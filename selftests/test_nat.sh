@@ -6,8 +6,8 @@
 # connections mid-stream. C and S drop "ct state invalid" in input and
 # output too. 100 MB go through the tunnel each way, intact, and none of
 # those rules drops a packet. Then, with R's conntrack timeout for
-# established TCP cut to 30 s and the module's renewal pushed out of the
-# way, the tunnel is left idle for 2 minutes: an idle plain TCP
+# established TCP cut to 20 s and the module's renewal pushed out of the
+# way, the tunnel is left idle for a minute: an idle plain TCP
 # connection's mapping expires on R meanwhile, the tunnel's does not
 # (C's persistent keepalive every 10 s, S answering each), so S can reach
 # C at once afterwards, over the same connection.
@@ -19,14 +19,14 @@
 #   |  keepalive 10 s    |  | postrouting: masquerade  |   |   :51820           |
 #   | in/out: ct state   |  |   out of veths           |   | in/out: ct state   |
 #   |   invalid drop     |  | tcp_loose=0, established |   |   invalid drop     |
-#   |                    |  |   timeout 30 s           |   |                    |
+#   |                    |  |   timeout 20 s           |   |                    |
 #   | veth0 192.168.10.2 |--| vethc 192.168.10.1       |   |                    |
 #   |                    |  | veths 198.51.100.1       |---| veth0 198.51.100.2 |
 #   +--------------------+  +--------------------------+   +--------------------+
 #
 # UNDERLAY=6 (test_nat6.sh) dials S at [2001:db8:100::2]:51820 (R masquerades
 # IPv6 the same way). NAT_MB (default 100) sets the transfer size and
-# NAT_IDLE (default 120) the idle time in seconds; 0 leaves the idle part
+# NAT_IDLE (default 60) the idle time in seconds; 0 leaves the idle part
 # out.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -37,8 +37,8 @@ trap cleanup EXIT
 
 UNDERLAY=${UNDERLAY:-4}
 SIZE_MB=${NAT_MB:-100}
-IDLE=${NAT_IDLE:-120}
-CT_TIMEOUT=30
+IDLE=${NAT_IDLE:-60}
+CT_TIMEOUT=20
 KEEPALIVE=10
 PARAMS=/sys/module/ftv/parameters
 U="(IPv$UNDERLAY underlay)"
