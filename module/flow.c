@@ -306,20 +306,18 @@ static bool flow_alike(u32 a, u32 b)
 static void flow_learn(struct ftv_peer *peer, u32 carried)
 {
 	u32 learned = READ_ONCE(peer->rotate_learned), before, budget;
-	unsigned long now = jiffies;
+	unsigned long now = jiffies, then;
 
 	if (READ_ONCE(peer->rotate) != FTV_ROTATE_AUTO ||
 	    carried < FTV_FLOW_LEARN_MIN || carried >= FTV_FLOW_LEARN_MAX)
 		return;
 	before = READ_ONCE(peer->froze_after);
+	then = READ_ONCE(peer->froze_at);
 	WRITE_ONCE(peer->froze_after, carried);
-	if (!before || !flow_alike(before, carried) ||
-	    time_after(now, READ_ONCE(peer->froze_at) +
-		       FTV_FLOW_FREEZE_WINDOW_S * HZ)) {
-		WRITE_ONCE(peer->froze_at, now);
-		return;
-	}
 	WRITE_ONCE(peer->froze_at, now);
+	if (!before || !flow_alike(before, carried) ||
+	    time_after(now, then + FTV_FLOW_FREEZE_WINDOW_S * HZ))
+		return;
 	budget = max_t(u32, min(before, carried) / 4 * 3, FTV_ROTATE_MIN);
 	if (!learned || budget < learned) {
 		WRITE_ONCE(peer->rotate_learned, budget);
