@@ -327,6 +327,50 @@ void ftv_peer_set_endpoints(struct ftv_peer *peer,
 	kfree(list);
 }
 
+/* Whether @tuple's remote end is @ep. */
+static bool endpoint_is_tuple(const struct ftv_endpoint *ep,
+			      const struct ftv_tuple *tuple)
+{
+	if (ep->addr.sa_family != tuple->family)
+		return false;
+	if (tuple->family == AF_INET)
+		return ep->addr4.sin_addr.s_addr ==
+		       tuple->remote.s6_addr32[0] &&
+		       ep->addr4.sin_port == tuple->remote_port;
+	return ipv6_addr_equal(&ep->addr6.sin6_addr, &tuple->remote) &&
+	       ep->addr6.sin6_port == tuple->remote_port;
+}
+
+/**
+ * ftv_peer_endpoint_failed - a new session's handshake to @tried went
+ *	unanswered
+ * @peer: the peer, whose lock the caller holds (timers.c gives the
+ *	attempt up under it)
+ * @tried: the attempt's tuple
+ *
+ * If @tried went to the current endpoint of a list, the next one (the
+ * first after the last) becomes current: a censor that blocks one server
+ * address costs one unanswered handshake, not the session. An endpoint
+ * that works stays current, since only a failure moves on. An attempt to
+ * an endpoint that is no longer current (the list changed meanwhile)
+ * moves nothing.
+ *
+ * Return: true if the peer moved; the caller reports FTV_EVENT_FAILOVER
+ * once the lock is dropped.
+ */
+bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
+			      const struct ftv_tuple *tried)
+{
+	struct ftv_endpoints *list = peer->endpoints;
+
+	lockdep_assert_held(&peer->lock);
+	if (!list || !endpoint_is_tuple(&peer->endpoint, tried))
+		return false;
+	peer->endpoint_index = (peer->endpoint_index + 1) % list->count;
+	peer->endpoint = list->ep[peer->endpoint_index];
+	return true;
+}
+
 /**
  * ftv_peer_set_keepalive - change how often the peer hears from us when
  *	nothing else goes to it

@@ -20,6 +20,7 @@
 
 struct ftv_device;
 struct ftv_conn;
+struct ftv_tuple;
 
 /**
  * struct ftv_drops - drop counters, one per reason
@@ -207,6 +208,8 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_set_endpoints(struct ftv_peer *peer,
 			    struct ftv_endpoints *list);
+bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
+			      const struct ftv_tuple *tried);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);
 void ftv_peer_flush_staged(struct ftv_peer *peer);
 void ftv_peer_reset_session(struct ftv_peer *peer);
