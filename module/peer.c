@@ -304,7 +304,9 @@ static unsigned int list_start_locked(const struct ftv_peer *peer,
  *	kmalloc(); the peer owns it from now on
  *
  * The current endpoint stays current if the list has it, else the first
- * becomes current. A list of one is kept as a single endpoint is.
+ * becomes current. A list of one is kept as a single endpoint is. A peer
+ * whose session is up opens the join that a list keeps up (see
+ * ftv_peer_flows_wanted()).
  */
 void ftv_peer_set_endpoints(struct ftv_peer *peer,
 			    struct ftv_endpoints *list)
@@ -325,6 +327,8 @@ void ftv_peer_set_endpoints(struct ftv_peer *peer,
 	spin_unlock_bh(&peer->lock);
 	kfree(old);
 	kfree(list);
+	if (rcu_access_pointer(peer->conn))
+		ftv_timers_want_connection(peer);
 }
 
 /* Whether @tuple's remote end is @ep. */
@@ -369,6 +373,27 @@ bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
 	peer->endpoint_index = (peer->endpoint_index + 1) % list->count;
 	peer->endpoint = list->ep[peer->endpoint_index];
 	return true;
+}
+
+/**
+ * ftv_peer_flows_wanted - connections the peer's session is to keep up
+ * @peer: the peer, whose lock the caller holds
+ *
+ * Its flows setting, but at least two with a list of endpoints: with a
+ * join up, both ends acknowledge every FTV_FLOW_CHECK_MS and a blocked
+ * address shows within half a second, as every connection stalls at
+ * once (flow.c). One connection alone is answered only every
+ * FTV_REPLY_AFTER_MS when its traffic runs one way, so its silence means
+ * nothing before the path is called dead, 5 s on.
+ *
+ * Return: 1 to FTV_MAX_FLOWS.
+ */
+unsigned int ftv_peer_flows_wanted(struct ftv_peer *peer)
+{
+	unsigned int flows = READ_ONCE(peer->flows);
+
+	lockdep_assert_held(&peer->lock);
+	return peer->endpoints ? max(flows, 2U) : flows;
 }
 
 /**

@@ -210,6 +210,7 @@ void ftv_peer_set_endpoints(struct ftv_peer *peer,
 			    struct ftv_endpoints *list);
 bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
 			      const struct ftv_tuple *tried);
+unsigned int ftv_peer_flows_wanted(struct ftv_peer *peer);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);
 void ftv_peer_flush_staged(struct ftv_peer *peer);
 void ftv_peer_reset_session(struct ftv_peer *peer);
