@@ -172,15 +172,15 @@ static int put_list_entry(struct sk_buff *skb, int index,
 	return 0;
 }
 
-/* The configured endpoints, @n of them: nothing when none is. */
+/* The configured endpoints, @n of them: an empty list for a peer that
+ * only answers, so that a reader tells it from a module without lists.
+ */
 static int put_endpoints(struct sk_buff *skb, const struct ftv_endpoint *eps,
 			 unsigned int n)
 {
 	struct nlattr *list;
 	unsigned int i;
 
-	if (!n)
-		return 0;
 	list = nla_nest_start(skb, FTV_PEER_A_ENDPOINTS);
 	if (!list)
 		return -EMSGSIZE;
