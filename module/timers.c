@@ -44,6 +44,19 @@ static void connect_work(struct work_struct *work)
 	ftv_conn_open_joins(peer);
 }
 
+/* Whether the peer's session stalled (every connection at once, flow.c):
+ * its packets are dropped, not staged, so nothing else asks to dial.
+ */
+static bool session_stalled(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+
+	lockdep_assert_held(&peer->lock);
+	conn = rcu_dereference_protected(peer->conn,
+					 lockdep_is_held(&peer->lock));
+	return conn && READ_ONCE(conn->stalled);
+}
+
 /*
  * Abandon an attempt whose SYN went unanswered, or that has taken too long,
  * and dial anew if there is a reason to. A SYN is never sent twice: the
@@ -71,7 +84,8 @@ static void connect_expired(struct timer_list *timer)
 		conn = NULL;
 		if (!skb_queue_empty_lockless(&peer->staged) ||
 		    READ_ONCE(peer->persistent_keepalive) ||
-		    READ_ONCE(peer->path_dead) || moved)
+		    READ_ONCE(peer->path_dead) ||
+		    (moved && session_stalled(peer)))
 			ftv_timers_want_connection(peer);
 	} else if (!conn && READ_ONCE(peer->path_dead)) {
 		/* The last attempt could not even start (no route). */
