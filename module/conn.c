@@ -516,7 +516,8 @@ void ftv_conn_retire(struct ftv_conn *conn)
  * @conn: the connection it came on
  *
  * An initiator's session may then be joined: the peer's connect work
- * opens as many joins as its flows setting asks for.
+ * opens as many joins as its flows setting asks for (at least one with a
+ * list of endpoints).
  */
 void ftv_conn_peer_joins(struct ftv_conn *conn)
 {
@@ -526,7 +527,10 @@ void ftv_conn_peer_joins(struct ftv_conn *conn)
 	    READ_ONCE(s->peer_takes_joins))
 		return;
 	WRITE_ONCE(s->peer_takes_joins, true);
-	if (READ_ONCE(conn->peer->flows) > 1)
+	/* A list's pointer is only tested here: the connect work decides
+	 * under the peer's lock (ftv_peer_flows_wanted()).
+	 */
+	if (READ_ONCE(conn->peer->flows) > 1 || READ_ONCE(conn->peer->endpoints))
 		ftv_timers_want_connection(conn->peer);
 }
 
@@ -1234,7 +1238,7 @@ static bool join_wanted(struct ftv_peer *peer, struct ftv_conn *opener)
 	       READ_ONCE(s->peer_takes_joins) &&
 	       READ_ONCE(s->joins) < FTV_JOINS_MAX &&
 	       READ_ONCE(s->joins) + 1 <
-	       READ_ONCE(peer->flows) + ftv_flow_unusable(s);
+	       ftv_peer_flows_wanted(peer) + ftv_flow_unusable(s);
 }
 
 /* The session of the peer's current connection, with a reference, if it

@@ -18,6 +18,7 @@
 
 #include <linux/ftv.h>
 #include <linux/rtnetlink.h>
+#include <linux/slab.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -26,6 +27,12 @@ static const struct nla_policy allowedip_policy[FTV_ALLOWEDIP_A_MAX + 1] = {
 	[FTV_ALLOWEDIP_A_FAMILY] = { .type = NLA_U16 },
 	[FTV_ALLOWEDIP_A_IPADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[FTV_ALLOWEDIP_A_CIDR_MASK] = NLA_POLICY_MAX(NLA_U8, 128),
+};
+
+static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
+	[FTV_ENDPOINT_A_IPV4] = NLA_POLICY_EXACT_LEN(4),
+	[FTV_ENDPOINT_A_IPV6] = NLA_POLICY_EXACT_LEN(16),
+	[FTV_ENDPOINT_A_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
@@ -52,6 +59,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_REJECT },
 	[FTV_PEER_A_ROTATIONS] = { .type = NLA_REJECT },
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
+	[FTV_PEER_A_ENDPOINTS] = NLA_POLICY_NESTED_ARRAY(endpoint_policy),
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -137,6 +145,72 @@ static int put_endpoint(struct sk_buff *skb, const struct ftv_endpoint *ep)
 		       nla_put_u16(skb, FTV_PEER_A_ENDPOINT_PORT,
 				   ntohs(ep->addr6.sin6_port));
 	return 0;
+}
+
+/* One nest of the endpoints list. */
+static int put_list_entry(struct sk_buff *skb, int index,
+			  const struct ftv_endpoint *ep)
+{
+	struct nlattr *entry = nla_nest_start(skb, index);
+
+	if (!entry)
+		return -EMSGSIZE;
+	if ((ep->addr.sa_family == AF_INET &&
+	     (nla_put_in_addr(skb, FTV_ENDPOINT_A_IPV4,
+			      ep->addr4.sin_addr.s_addr) ||
+	      nla_put_u16(skb, FTV_ENDPOINT_A_PORT,
+			  ntohs(ep->addr4.sin_port)))) ||
+	    (ep->addr.sa_family == AF_INET6 &&
+	     (nla_put_in6_addr(skb, FTV_ENDPOINT_A_IPV6,
+			       &ep->addr6.sin6_addr) ||
+	      nla_put_u16(skb, FTV_ENDPOINT_A_PORT,
+			  ntohs(ep->addr6.sin6_port))))) {
+		nla_nest_cancel(skb, entry);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, entry);
+	return 0;
+}
+
+/* The configured endpoints, @n of them: an empty list for a peer that
+ * only answers, so that a reader tells it from a module without lists.
+ */
+static int put_endpoints(struct sk_buff *skb, const struct ftv_endpoint *eps,
+			 unsigned int n)
+{
+	struct nlattr *list;
+	unsigned int i;
+
+	list = nla_nest_start(skb, FTV_PEER_A_ENDPOINTS);
+	if (!list)
+		return -EMSGSIZE;
+	/* Indexed from 1, as ynl's indexed arrays are. */
+	for (i = 0; i < n; i++) {
+		if (put_list_entry(skb, i + 1, &eps[i])) {
+			nla_nest_cancel(skb, list);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, list);
+	return 0;
+}
+
+/* A copy of the peer's configured endpoints into @eps. Return: how many
+ * (0 for a peer that only answers).
+ */
+static unsigned int copy_endpoints(struct ftv_peer *peer,
+				   struct ftv_endpoint eps[FTV_MAX_ENDPOINTS])
+{
+	lockdep_assert_held(&peer->lock);
+	if (!peer->endpoint_configured)
+		return 0;
+	if (!peer->endpoints) {
+		eps[0] = peer->endpoint;
+		return 1;
+	}
+	memcpy(eps, peer->endpoints->ep,
+	       peer->endpoints->count * sizeof(*eps));
+	return peer->endpoints->count;
 }
 
 static int put_allowedip(struct sk_buff *skb,
@@ -270,13 +344,15 @@ static int put_fec(struct sk_buff *skb, struct ftv_peer *peer)
 /* Everything about the peer but its allowed-ips. */
 static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 {
+	struct ftv_endpoint ep, eps[FTV_MAX_ENDPOINTS];
 	u8 psk[FTV_KEY_LEN], state, flows_up;
-	struct ftv_endpoint ep;
+	unsigned int n_eps;
 	time64_t handshake;
 	int ret;
 
 	spin_lock_bh(&peer->lock);
 	ep = peer->endpoint;
+	n_eps = copy_endpoints(peer, eps);
 	handshake = peer->last_handshake;
 	state = peer_state(peer);
 	flows_up = peer_flows_up(peer);
@@ -288,7 +364,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	ret = memchr_inv(psk, 0, FTV_KEY_LEN) ?
 	      nla_put(skb, FTV_PEER_A_PRESHARED_KEY, FTV_KEY_LEN, psk) : 0;
 	memzero_explicit(psk, sizeof(psk));
-	if (ret || put_endpoint(skb, &ep) ||
+	if (ret || put_endpoint(skb, &ep) || put_endpoints(skb, eps, n_eps) ||
 	    nla_put_u16(skb, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			peer->persistent_keepalive) ||
 	    nla_put_u64_64bit(skb, FTV_PEER_A_LAST_HANDSHAKE, handshake,
@@ -836,12 +912,88 @@ static int check_rotate(struct nlattr **tb, struct netlink_ext_ack *extack)
 	return -EINVAL;
 }
 
+/* One nest of an endpoints list: one address and a port. */
+static int check_list_entry(struct nlattr *attr,
+			    struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[FTV_ENDPOINT_A_MAX + 1];
+	int ret;
+
+	ret = nla_parse_nested(tb, FTV_ENDPOINT_A_MAX, attr, endpoint_policy,
+			       extack);
+	if (ret)
+		return ret;
+	if (!tb[FTV_ENDPOINT_A_IPV4] && !tb[FTV_ENDPOINT_A_IPV6]) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "endpoint without an IPv4 or IPv6 address");
+		return -EINVAL;
+	}
+	if (tb[FTV_ENDPOINT_A_IPV4] && tb[FTV_ENDPOINT_A_IPV6]) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_ENDPOINT_A_IPV6],
+				    "endpoint has both an IPv4 and an IPv6 address");
+		return -EINVAL;
+	}
+	if (!tb[FTV_ENDPOINT_A_PORT]) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "endpoint port missing");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 1 to FTV_MAX_ENDPOINTS endpoints, each complete. */
+static int check_endpoints(struct nlattr *list, struct netlink_ext_ack *extack)
+{
+	unsigned int n = 0;
+	struct nlattr *attr;
+	int rem, ret;
+
+	nla_for_each_nested(attr, list, rem) {
+		if (++n > FTV_MAX_ENDPOINTS) {
+			NL_SET_ERR_MSG_ATTR(extack, attr,
+					    "more than 8 endpoints");
+			return -E2BIG;
+		}
+		ret = check_list_entry(attr, extack);
+		if (ret)
+			return ret;
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(extack, list,
+				    "endpoints list is empty (remove-endpoint forgets the endpoint)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The endpoint as one attribute or as a list, not both; given or removed. */
+static int check_endpoint_list(struct nlattr **tb, u32 flags,
+			       struct netlink_ext_ack *extack)
+{
+	struct nlattr *list = tb[FTV_PEER_A_ENDPOINTS];
+
+	if (!list)
+		return 0;
+	if (tb[FTV_PEER_A_ENDPOINT_PORT] || tb[FTV_PEER_A_ENDPOINT_IPV4] ||
+	    tb[FTV_PEER_A_ENDPOINT_IPV6]) {
+		NL_SET_ERR_MSG_ATTR(extack, list,
+				    "endpoint and endpoints given at once");
+		return -EINVAL;
+	}
+	if (flags & FTV_PEER_F_REMOVE_ENDPOINT) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_FLAGS],
+				    "endpoints given and removed at once");
+		return -EINVAL;
+	}
+	return check_endpoints(list, extack);
+}
+
 /* Rules that span several peer attributes; the policy checked the rest. */
 static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 {
 	u32 flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
 	struct nlattr *addr = tb[FTV_PEER_A_ENDPOINT_IPV4] ?:
 			      tb[FTV_PEER_A_ENDPOINT_IPV6];
+	int ret;
 
 	if (tb[FTV_PEER_A_ENDPOINT_IPV4] && tb[FTV_PEER_A_ENDPOINT_IPV6]) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_ENDPOINT_IPV6],
@@ -869,11 +1021,13 @@ static int check_peer(struct nlattr **tb, struct netlink_ext_ack *extack)
 		return -EINVAL;
 	}
 	if (tb[FTV_PEER_A_ALLOWEDIPS]) {
-		int ret = check_allowedips(tb[FTV_PEER_A_ALLOWEDIPS], extack);
-
+		ret = check_allowedips(tb[FTV_PEER_A_ALLOWEDIPS], extack);
 		if (ret)
 			return ret;
 	}
+	ret = check_endpoint_list(tb, flags, extack);
+	if (ret)
+		return ret;
 	return check_fec(tb, extack) ?: check_rotate(tb, extack);
 }
 
@@ -939,12 +1093,64 @@ static void apply_allowedips(struct ftv_peer *peer, struct nlattr *list,
 	}
 }
 
+/* check_endpoints() vetted @attr: one address and a port. */
+static void list_entry_from_attr(struct ftv_endpoint *ep, struct nlattr *attr)
+{
+	struct nlattr *tb[FTV_ENDPOINT_A_MAX + 1];
+	__be16 port;
+
+	memset(ep, 0, sizeof(*ep));
+	if (nla_parse_nested(tb, FTV_ENDPOINT_A_MAX, attr, endpoint_policy,
+			     NULL))
+		return;
+	port = htons(nla_get_u16(tb[FTV_ENDPOINT_A_PORT]));
+	if (tb[FTV_ENDPOINT_A_IPV4]) {
+		ep->addr4.sin_family = AF_INET;
+		ep->addr4.sin_addr.s_addr =
+			nla_get_in_addr(tb[FTV_ENDPOINT_A_IPV4]);
+		ep->addr4.sin_port = port;
+	} else {
+		ep->addr6.sin6_family = AF_INET6;
+		ep->addr6.sin6_addr = nla_get_in6_addr(tb[FTV_ENDPOINT_A_IPV6]);
+		ep->addr6.sin6_port = port;
+	}
+}
+
+/*
+ * The endpoints of @list (check_endpoints() vetted it), allocated ahead so
+ * that applying them cannot fail; NULL without a list, or an ERR_PTR.
+ */
+static struct ftv_endpoints *prepare_endpoints(struct nlattr *list,
+					       struct netlink_ext_ack *extack)
+{
+	struct ftv_endpoints *eps;
+	struct nlattr *attr;
+	int rem;
+
+	if (!list)
+		return NULL;
+	eps = kzalloc(sizeof(*eps), GFP_KERNEL);
+	if (!eps) {
+		NL_SET_ERR_MSG_ATTR(extack, list, "no memory for the endpoints");
+		return ERR_PTR(-ENOMEM);
+	}
+	nla_for_each_nested(attr, list, rem) {
+		if (eps->count == FTV_MAX_ENDPOINTS)
+			break;
+		list_entry_from_attr(&eps->ep[eps->count++], attr);
+	}
+	return eps;
+}
+
+/* @eps, from prepare_endpoints(), passes to the peer. */
 static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
-			   u32 flags)
+			   u32 flags, struct ftv_endpoints *eps)
 {
 	struct ftv_endpoint ep;
 
-	if (tb[FTV_PEER_A_ENDPOINT_PORT]) {
+	if (eps) {
+		ftv_peer_set_endpoints(peer, eps);
+	} else if (tb[FTV_PEER_A_ENDPOINT_PORT]) {
 		endpoint_from_attrs(&ep, tb);
 		ftv_peer_set_endpoint(peer, &ep);
 	} else if (flags & FTV_PEER_F_REMOVE_ENDPOINT) {
@@ -954,19 +1160,26 @@ static void apply_endpoint(struct ftv_peer *peer, struct nlattr **tb,
 }
 
 /*
- * What can fail (the preshared key's token, the allowed-ips' nodes) is
- * done first: a request that fails leaves the peer as it was.
+ * What can fail (the endpoints' list, the preshared key's token, the
+ * allowed-ips' nodes) is done first: a request that fails leaves the peer
+ * as it was.
  */
 static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		      struct netlink_ext_ack *extack)
 {
 	u32 flags = tb[FTV_PEER_A_FLAGS] ? nla_get_u32(tb[FTV_PEER_A_FLAGS]) : 0;
 	struct ftv_allowedips_reserve reserve;
+	struct ftv_endpoints *eps;
 	int ret;
 
+	eps = prepare_endpoints(tb[FTV_PEER_A_ENDPOINTS], extack);
+	if (IS_ERR(eps))
+		return PTR_ERR(eps);
 	ret = reserve_allowedips(&reserve, tb[FTV_PEER_A_ALLOWEDIPS], extack);
-	if (ret)
+	if (ret) {
+		kfree(eps);
 		return ret;
+	}
 	if (tb[FTV_PEER_A_PRESHARED_KEY] ||
 	    (flags & FTV_PEER_F_REMOVE_PRESHARED_KEY)) {
 		ret = ftv_peer_set_psk(peer, tb[FTV_PEER_A_PRESHARED_KEY] ?
@@ -975,10 +1188,11 @@ static int apply_peer(struct ftv_peer *peer, struct nlattr **tb,
 		if (ret) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PEER_A_PRESHARED_KEY],
 					    "no memory for the SYN token of the preshared key");
+			kfree(eps);
 			goto out;
 		}
 	}
-	apply_endpoint(peer, tb, flags);
+	apply_endpoint(peer, tb, flags, eps);
 	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE])
 		ftv_peer_set_keepalive(peer,
 				       nla_get_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]));

@@ -115,6 +115,8 @@ static void peer_release(struct kref *refcount)
 	pr_debug("%s: peer %llu destroyed\n", peer->device->dev->name,
 		 peer->internal_id);
 	skb_queue_purge(&peer->staged);
+	/* Nobody reads the list without the peer's lock, or after this. */
+	kfree(peer->endpoints);
 	call_rcu(&peer->rcu, peer_free_rcu);
 }
 
@@ -235,18 +237,163 @@ int ftv_peer_set_psk(struct ftv_peer *peer, const u8 *psk)
 	return ftv_token_update_peer(peer);
 }
 
+/* Drop the list; the caller frees what this returns once it unlocks. */
+static struct ftv_endpoints *forget_list_locked(struct ftv_peer *peer)
+{
+	struct ftv_endpoints *old = peer->endpoints;
+
+	lockdep_assert_held(&peer->lock);
+	WRITE_ONCE(peer->endpoints, NULL);
+	peer->endpoint_index = 0;
+	return old;
+}
+
 /**
  * ftv_peer_set_endpoint - change where the peer's segments are sent
  * @peer: the peer
- * @endpoint: new endpoint; family AF_UNSPEC forgets it
+ * @endpoint: new endpoint, which replaces a list of them; family
+ *	AF_UNSPEC forgets it
  */
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint)
 {
+	struct ftv_endpoints *old;
+
 	spin_lock_bh(&peer->lock);
+	old = forget_list_locked(peer);
 	peer->endpoint = *endpoint;
 	peer->endpoint_configured = endpoint->addr.sa_family != AF_UNSPEC;
 	spin_unlock_bh(&peer->lock);
+	kfree(old);
+}
+
+static bool endpoint_equal(const struct ftv_endpoint *a,
+			   const struct ftv_endpoint *b)
+{
+	if (a->addr.sa_family != b->addr.sa_family)
+		return false;
+	if (a->addr.sa_family == AF_INET)
+		return a->addr4.sin_addr.s_addr == b->addr4.sin_addr.s_addr &&
+		       a->addr4.sin_port == b->addr4.sin_port;
+	return ipv6_addr_equal(&a->addr6.sin6_addr, &b->addr6.sin6_addr) &&
+	       a->addr6.sin6_port == b->addr6.sin6_port;
+}
+
+/* Where in @list the peer's current endpoint is, or 0: a list given
+ * again (syncconf, a script that repeats itself) keeps the endpoint that
+ * works, rather than sending the next session back to one that failed.
+ */
+static unsigned int list_start_locked(const struct ftv_peer *peer,
+				      const struct ftv_endpoints *list)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&peer->lock);
+	if (!peer->endpoint_configured)
+		return 0;
+	for (i = 0; i < list->count; i++)
+		if (endpoint_equal(&list->ep[i], &peer->endpoint))
+			return i;
+	return 0;
+}
+
+/**
+ * ftv_peer_set_endpoints - give the peer endpoints to dial in turn
+ * @peer: the peer
+ * @list: 1 to FTV_MAX_ENDPOINTS endpoints (netlink checked them), from
+ *	kmalloc(); the peer owns it from now on
+ *
+ * The current endpoint stays current if the list has it, else the first
+ * becomes current. A list of one is kept as a single endpoint is. A peer
+ * whose session is up opens the join that a list keeps up (see
+ * ftv_peer_flows_wanted()).
+ */
+void ftv_peer_set_endpoints(struct ftv_peer *peer,
+			    struct ftv_endpoints *list)
+{
+	struct ftv_endpoints *old;
+	unsigned int i;
+
+	spin_lock_bh(&peer->lock);
+	i = list_start_locked(peer, list);
+	old = forget_list_locked(peer);
+	peer->endpoint = list->ep[i];
+	peer->endpoint_configured = true;
+	if (list->count > 1) {
+		peer->endpoint_index = i;
+		WRITE_ONCE(peer->endpoints, list);
+		list = NULL;
+	}
+	spin_unlock_bh(&peer->lock);
+	kfree(old);
+	kfree(list);
+	if (rcu_access_pointer(peer->conn))
+		ftv_timers_want_connection(peer);
+}
+
+/* Whether @tuple's remote end is @ep. */
+static bool endpoint_is_tuple(const struct ftv_endpoint *ep,
+			      const struct ftv_tuple *tuple)
+{
+	if (ep->addr.sa_family != tuple->family)
+		return false;
+	if (tuple->family == AF_INET)
+		return ep->addr4.sin_addr.s_addr ==
+		       tuple->remote.s6_addr32[0] &&
+		       ep->addr4.sin_port == tuple->remote_port;
+	return ipv6_addr_equal(&ep->addr6.sin6_addr, &tuple->remote) &&
+	       ep->addr6.sin6_port == tuple->remote_port;
+}
+
+/**
+ * ftv_peer_endpoint_failed - a new session's handshake to @tried went
+ *	unanswered
+ * @peer: the peer, whose lock the caller holds (timers.c gives the
+ *	attempt up under it)
+ * @tried: the attempt's tuple
+ *
+ * If @tried went to the current endpoint of a list, the next one (the
+ * first after the last) becomes current: a censor that blocks one server
+ * address costs one unanswered handshake, not the session. An endpoint
+ * that works stays current, since only a failure moves on. An attempt to
+ * an endpoint that is no longer current (the list changed meanwhile)
+ * moves nothing.
+ *
+ * Return: true if the peer moved; the caller reports FTV_EVENT_FAILOVER
+ * once the lock is dropped.
+ */
+bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
+			      const struct ftv_tuple *tried)
+{
+	struct ftv_endpoints *list = peer->endpoints;
+
+	lockdep_assert_held(&peer->lock);
+	if (!list || !endpoint_is_tuple(&peer->endpoint, tried))
+		return false;
+	peer->endpoint_index = (peer->endpoint_index + 1) % list->count;
+	peer->endpoint = list->ep[peer->endpoint_index];
+	return true;
+}
+
+/**
+ * ftv_peer_flows_wanted - connections the peer's session is to keep up
+ * @peer: the peer, whose lock the caller holds
+ *
+ * Its flows setting, but at least two with a list of endpoints: with a
+ * join up, both ends acknowledge every FTV_FLOW_CHECK_MS and a blocked
+ * address shows within half a second, as every connection stalls at
+ * once (flow.c). One connection alone is answered only every
+ * FTV_REPLY_AFTER_MS when its traffic runs one way, so its silence means
+ * nothing before the path is called dead, 5 s on.
+ *
+ * Return: 1 to FTV_MAX_FLOWS.
+ */
+unsigned int ftv_peer_flows_wanted(struct ftv_peer *peer)
+{
+	unsigned int flows = READ_ONCE(peer->flows);
+
+	lockdep_assert_held(&peer->lock);
+	return peer->endpoints ? max(flows, 2U) : flows;
 }
 
 /**

@@ -20,6 +20,7 @@
 
 struct ftv_device;
 struct ftv_conn;
+struct ftv_tuple;
 
 /**
  * struct ftv_drops - drop counters, one per reason
@@ -62,20 +63,37 @@ struct ftv_endpoint {
 };
 
 /**
+ * struct ftv_endpoints - the endpoints a dialling peer tries in turn
+ * @count: how many of @ep are used, 2 to FTV_MAX_ENDPOINTS (one endpoint
+ *	needs no list: ftv_peer.endpoint holds it alone)
+ * @ep: the endpoints, in the order they are tried
+ */
+struct ftv_endpoints {
+	unsigned int count;
+	struct ftv_endpoint ep[FTV_MAX_ENDPOINTS];
+};
+
+/**
  * struct ftv_peer - a remote end of the tunnel
  * @device: owning device
  * @peer_list: entry in ftv_device.peer_list
  * @pubkey_hash: entry in ftv_device.peer_hashtable
  * @allowedips_list: this peer's nodes in the allowed-ips trie
  * @public_key: the peer's static public key
- * @lock: protects @preshared_key, @endpoint, @latest_timestamp, @is_dead,
+ * @lock: protects @preshared_key, @endpoint, @endpoints, @endpoint_index,
+ *	@latest_timestamp, @is_dead,
  *	@pending and @conn (which connections the peer points at: they are
  *	linked, replaced and unlinked only under it, and killed only under
  *	it too); taken in softirq, so always with BHs off; the device's
  *	conn_lock nests inside it
  * @preshared_key: mixed into every handshake; zero when unset
- * @endpoint: configured or last authenticated address of the peer
+ * @endpoint: configured or last authenticated address of the peer; with
+ *	@endpoints, the current one of them (where new sessions go)
  * @endpoint_configured: the endpoint was configured, so this side dials
+ * @endpoints: NULL, or the configured list when it has more than one
+ *	endpoint; owned by the peer (replaced and freed only by peer.c's
+ *	setters, freed with the peer), read only under @lock
+ * @endpoint_index: which of @endpoints is @endpoint
  * @latest_timestamp: newest handshake timestamp accepted from the peer
  * @conn: the established connection, or NULL; a published connection
  *	that conn.c frees only after it is unlinked from here
@@ -135,6 +153,8 @@ struct ftv_peer {
 	u8 preshared_key[FTV_KEY_SIZE];
 	struct ftv_endpoint endpoint;
 	bool endpoint_configured;
+	u8 endpoint_index;
+	struct ftv_endpoints *endpoints;
 	u8 latest_timestamp[FTV_TIMESTAMP_SIZE];
 	struct ftv_conn __rcu *conn;
 	struct ftv_conn *pending;
@@ -186,6 +206,11 @@ void ftv_peer_set_flows(struct ftv_peer *peer, u8 flows);
 void ftv_peer_set_rotate(struct ftv_peer *peer, u32 rotate);
 void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
+void ftv_peer_set_endpoints(struct ftv_peer *peer,
+			    struct ftv_endpoints *list);
+bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
+			      const struct ftv_tuple *tried);
+unsigned int ftv_peer_flows_wanted(struct ftv_peer *peer);
 void ftv_peer_stage_packet(struct ftv_peer *peer, struct sk_buff *skb);
 void ftv_peer_flush_staged(struct ftv_peer *peer);
 void ftv_peer_reset_session(struct ftv_peer *peer);

@@ -1016,6 +1016,7 @@ void ftv_send_hello(struct ftv_conn *conn)
 {
 	struct ftv_msg_hello *msg;
 	struct sk_buff *skb;
+	bool joins;
 
 	msg = alloc_padded(sizeof(*msg), &skb);
 	if (unlikely(!msg))
@@ -1023,10 +1024,15 @@ void ftv_send_hello(struct ftv_conn *conn)
 	msg->type = FTV_CONTROL_HELLO;
 	msg->flags = FTV_HELLO_F_FEC;
 	/* A responder takes joins if its session expects some; an
-	 * initiator says whether it will open some.
+	 * initiator says whether it will open some (a list of endpoints
+	 * keeps one up: ftv_peer_flows_wanted()).
 	 */
-	if (conn->is_initiator ? READ_ONCE(conn->peer->flows) > 1 :
-	    READ_ONCE(conn->session->join.live))
+	if (conn->is_initiator)
+		joins = READ_ONCE(conn->peer->flows) > 1 ||
+			READ_ONCE(conn->peer->endpoints);
+	else
+		joins = READ_ONCE(conn->session->join.live);
+	if (joins)
 		msg->flags |= FTV_HELLO_F_JOINS;
 	send_data(conn, skb, false);
 }

@@ -8,6 +8,7 @@
 #include "timers.h"
 #include "conn.h"
 #include "device.h"
+#include "netlink.h"
 #include "peer.h"
 #include "send.h"
 
@@ -43,16 +44,32 @@ static void connect_work(struct work_struct *work)
 	ftv_conn_open_joins(peer);
 }
 
+/* Whether the peer's session stalled (every connection at once, flow.c):
+ * its packets are dropped, not staged, so nothing else asks to dial.
+ */
+static bool session_stalled(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+
+	lockdep_assert_held(&peer->lock);
+	conn = rcu_dereference_protected(peer->conn,
+					 lockdep_is_held(&peer->lock));
+	return conn && READ_ONCE(conn->stalled);
+}
+
 /*
  * Abandon an attempt whose SYN went unanswered, or that has taken too long,
  * and dial anew if there is a reason to. A SYN is never sent twice: the
  * responder refuses a SYN token it has seen before (it could be a replay),
  * so the retry is a new connection from a new port, as an application that
- * retries would open.
+ * retries would open. A peer with a list of endpoints tries the next one:
+ * a server address that a censor blocks answers no SYN, and the session
+ * it carried has already stalled or been found dead by then.
  */
 static void connect_expired(struct timer_list *timer)
 {
 	struct ftv_peer *peer = from_timer(peer, timer, connect_timer);
+	bool moved = false;
 	struct ftv_conn *conn;
 
 	rcu_read_lock_bh();
@@ -62,11 +79,13 @@ static void connect_expired(struct timer_list *timer)
 		     time_after(jiffies, conn->created +
 				msecs_to_jiffies(FTV_CONNECT_TIMEOUT_MS)))) {
 		peer->pending = NULL;
+		moved = ftv_peer_endpoint_failed(peer, &conn->tuple);
 		ftv_conn_retire(conn);
 		conn = NULL;
 		if (!skb_queue_empty_lockless(&peer->staged) ||
 		    READ_ONCE(peer->persistent_keepalive) ||
-		    READ_ONCE(peer->path_dead))
+		    READ_ONCE(peer->path_dead) ||
+		    (moved && session_stalled(peer)))
 			ftv_timers_want_connection(peer);
 	} else if (!conn && READ_ONCE(peer->path_dead)) {
 		/* The last attempt could not even start (no route). */
@@ -77,6 +96,9 @@ static void connect_expired(struct timer_list *timer)
 		mod_timer(&peer->connect_timer,
 			  jiffies + msecs_to_jiffies(FTV_SYN_RETRANSMIT_MS));
 	rcu_read_unlock_bh();
+	/* A timer, with no lock held: the peer's is taken to tell. */
+	if (moved)
+		ftv_netlink_notify(peer, FTV_EVENT_FAILOVER);
 }
 
 /* Data went unanswered: the path (a NAT mapping, a middlebox's state, the

@@ -159,6 +159,7 @@ DEFAULT_TYPES = {
     "shape": "u8", "fec_mode": "u8",
     "fec_data": "u8", "fec_repair": "u8", "flows": "u8",
     "flows_up": "u8", "rotations": "u64", "rotate": "u32",
+    "ipv4": "ip", "ipv6": "ip", "port": "u16",
 }
 
 
@@ -177,7 +178,11 @@ def load_spaces(path):
     peers = Space("peers", [("peer", dev.by_name.get("peer", 0))], "")
     aips = Space("allowedips", [("allowedip",
                                  peer.by_name.get("allowedip", 0))], "")
-    for s in (dev, peer, aip, drops, peers, aips):
+    # FTV_PEER_A_ENDPOINTS is an indexed array: its nests are numbered
+    # from 1 and written entry1{ ... } entry2{ ... }.
+    ep = space("ftv_endpoint_attr", "FTV_ENDPOINT_A_")
+    eps = Space("endpoints", [("entry%d" % i, i) for i in range(1, 10)], "")
+    for s in (dev, peer, aip, drops, peers, aips, ep, eps):
         for n in s.by_name:
             s.types[n] = DEFAULT_TYPES.get(n, "bin")
     # Every drop reason is a u64 counter, whatever reasons there are.
@@ -185,9 +190,11 @@ def load_spaces(path):
         drops.types[n] = "u64" if n != "pad" else "bin"
     dev.nests = {"peer": peer, "peers": peers, "drops": drops}
     peers.nests = {"peer": peer}
-    peer.nests = {"allowedips": aips, "allowedip": aip, "drops": drops}
+    peer.nests = {"allowedips": aips, "allowedip": aip, "drops": drops,
+                  "endpoints": eps}
     aips.nests = {"allowedip": aip}
-    for s in (dev, peers, peer, aips):
+    eps.nests = {n: ep for n in eps.by_name}
+    for s in (dev, peers, peer, aips, eps):
         for n in s.nests:
             s.types[n] = "nest"
     cmds = {}

@@ -23,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 16
+ktap_plan 19
 ftv_require
 ftv_use_debug_module
 
@@ -234,6 +234,34 @@ EOF
 ktap_eq "syncconf: a new listen port, and the private key kept" \
 	"$((FTV_PORT + 1)) $(pubkey_of b)" \
 	"$(ftv_json "$B" ftv0 '"%d %s" % (d["listen_port"], d["public_key"])')"
+
+# ---- Endpoint lists (issue 27), on C, which has no link: nothing dials
+# without traffic or keepalives, so the list is only configuration here.
+
+cat >"$FTV_TMP/list.conf" <<EOF
+[Interface]
+PrivateKey = $(cat "$FTV_TMP/c.key")
+
+[Peer]
+PublicKey = $(pubkey_of b)
+Endpoint = 10.0.0.2:$FTV_PORT, [fd00::2]:$((FTV_PORT + 1)) ,10.0.0.3:$FTV_PORT
+AllowedIPs = 10.9.0.2/32
+EOF
+nsx "$C" "$FTVCTL" setconf ftv0 "$FTV_TMP/list.conf"
+ktap_eq "setconf: an Endpoint list is the peer's endpoints, the first current" \
+	"10.0.0.2:$FTV_PORT 10.0.0.2:$FTV_PORT,[fd00::2]:$((FTV_PORT + 1)),10.0.0.3:$FTV_PORT" \
+	"$(ftv_peer_json "$C" ftv0 "$(pubkey_of b)" \
+		'p["endpoint"] + " " + ",".join(p["endpoints"])')"
+ktap_eq "showconf writes the list back on one Endpoint line" \
+	"Endpoint = 10.0.0.2:$FTV_PORT, [fd00::2]:$((FTV_PORT + 1)), 10.0.0.3:$FTV_PORT" \
+	"$(nsx "$C" "$FTVCTL" showconf ftv0 | grep '^Endpoint = ')"
+sed "s/^Endpoint = .*/Endpoint = 10.0.0.3:$FTV_PORT/" "$FTV_TMP/list.conf" \
+	>"$FTV_TMP/one.conf"
+nsx "$C" "$FTVCTL" syncconf ftv0 "$FTV_TMP/one.conf"
+ktap_eq "syncconf: one Endpoint where the kernel has a list makes a list of one" \
+	"10.0.0.3:$FTV_PORT 10.0.0.3:$FTV_PORT" \
+	"$(ftv_peer_json "$C" ftv0 "$(pubkey_of b)" \
+		'p["endpoint"] + " " + ",".join(p["endpoints"])')"
 
 # ---- setconf starts over
 

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-ktap_plan 54
+ktap_plan 70
 ftv_require
 
 # nl_expect DESC ERRNO WORD ARG... : run ftvnl.py ARG... in N as root and
@@ -145,6 +145,68 @@ nl_expect "endpoint with both IPv4 and IPv6: EINVAL" EINVAL "endpoint" \
 	endpoint_ipv4=10.0.0.1 endpoint_ipv6=fd00::1 endpoint_port=4000 '}'
 nl_expect "endpoint address without a port: EINVAL" EINVAL "port" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" endpoint_ipv4=10.0.0.1 '}'
+
+# ---- endpoints (issue 27): 1 to FTV_MAX_ENDPOINTS (8), each one address
+# and a port; not with the lone endpoint attributes, nor removed at once
+# eps N : an endpoints nest of N IPv4 entries, 10.0.0.1:4001 on
+eps()
+{
+	local i
+
+	echo 'endpoints{'
+	for ((i = 1; i <= $1; i++)); do
+		echo "entry$i{" "ipv4=10.0.0.$i" "port=$((4000 + i))" '}'
+	done
+	echo '}'
+}
+# shellcheck disable=SC2046 # one word per argument
+nl_expect "endpoints: 9 entries: E2BIG" E2BIG "more than 8" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" $(eps 9) '}'
+nl_expect "endpoints: an empty list: EINVAL" EINVAL "empty" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' '}' '}'
+nl_expect "endpoints: an entry without an address: EINVAL" EINVAL "address" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' port=4000 '}' '}' '}'
+nl_expect "endpoints: an entry with IPv4 and IPv6: EINVAL" EINVAL "both" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' ipv4=10.0.0.1 ipv6=fd00::1 port=4000 '}' '}' '}'
+nl_expect "endpoints: an entry without a port: EINVAL" EINVAL "port" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' ipv6=fd00::1 '}' '}' '}'
+nl_expect "endpoints: port 0: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' ipv4=10.0.0.1 port=0 '}' '}' '}'
+nl_expect "endpoints: a 5-byte address: ERANGE (policy)" "ERANGE|EINVAL" "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' ipv4:bin=hex:0102030405 port=1 '}' '}' '}'
+nl_expect "endpoints with endpoint_port: EINVAL" EINVAL "at once" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" endpoint_ipv4=10.0.0.1 \
+	endpoint_port=1 'endpoints{' 'entry1{' ipv4=10.0.0.2 port=2 '}' '}' '}'
+nl_expect "endpoints with remove-endpoint: EINVAL" EINVAL "removed" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flags=2 \
+	'endpoints{' 'entry1{' ipv4=10.0.0.2 port=2 '}' '}' '}'
+# shellcheck disable=SC2046
+nl_expect "endpoints: 8 entries are accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" $(eps 8) '}'
+nl_expect "endpoints: IPv4 and IPv6 mixed are accepted" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" 'endpoints{' \
+	'entry1{' ipv6=fd00::7 port=443 '}' 'entry2{' ipv4=10.0.0.7 port=8443 '}' '}' '}'
+# endpoints_now : the current endpoint and the list, as show --json says
+endpoints_now()
+{
+	ftv_peer_json "$N" ftv0 "$PEER" 'p["endpoint"] + " " + ",".join(p["endpoints"])'
+}
+ktap_eq "endpoints read back in order, the first current (show --json)" \
+	"[fd00::7]:443 [fd00::7]:443,10.0.0.7:8443" "$(endpoints_now)"
+nl_expect "endpoint (one) replaces the list" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" \
+	endpoint_ipv4=10.0.0.9 endpoint_port=9 '}'
+ktap_eq "one endpoint is read back as a list of one" "10.0.0.9:9 10.0.0.9:9" \
+	"$(endpoints_now)"
+nl_expect "remove-endpoint forgets it" 0 "" \
+	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flags=2 '}'
+ktap_eq "a peer without an endpoint has an empty list" "[]" \
+	"$(ftv_peer_json "$N" ftv0 "$PEER" 'p["endpoints"]')"
 
 # ---- FEC (issue 15): K:M limits and the rules between the attributes
 nl_expect "fec K 65: ERANGE (policy)" "ERANGE|EINVAL" "" \

@@ -91,8 +91,7 @@ static bool parse_psk(struct reader *r, const char *value)
 
 static bool parse_peer_endpoint(struct reader *r, const char *value)
 {
-	r->peer->flags |= PEER_HAS_ENDPOINT;
-	return parse_endpoint(&r->peer->endpoint, value);
+	return parse_endpoints(r->peer, value);
 }
 
 static bool parse_peer_allowedips(struct reader *r, const char *value)
@@ -372,6 +371,26 @@ static void write_key(FILE *f, const char *name, const uint8_t *key)
 	sodium_memzero(b64, sizeof(b64));
 }
 
+/* The configured list if known, else the endpoint (showconf of a peer
+ * that only answers, or of a module that reports no list).
+ */
+static void write_endpoints(FILE *f, const struct peer *peer)
+{
+	char buf[ENDPOINT_STRLEN];
+	unsigned int i;
+
+	if ((peer->flags & PEER_HAS_ENDPOINTS) && peer->endpoints) {
+		for (i = 0; i < peer->endpoints->count; i++) {
+			endpoint_to_string(buf, &peer->endpoints->ep[i]);
+			fprintf(f, "%s%s", i ? ", " : "Endpoint = ", buf);
+		}
+		fprintf(f, "\n");
+	} else if (peer->flags & PEER_HAS_ENDPOINT) {
+		endpoint_to_string(buf, &peer->endpoint);
+		fprintf(f, "Endpoint = %s\n", buf);
+	}
+}
+
 static void write_peer(FILE *f, const struct peer *peer)
 {
 	char buf[ALLOWEDIP_STRLEN > ENDPOINT_STRLEN ? ALLOWEDIP_STRLEN
@@ -392,10 +411,7 @@ static void write_peer(FILE *f, const struct peer *peer)
 	}
 	if (peer->first_allowedip)
 		fprintf(f, "\n");
-	if (peer->flags & PEER_HAS_ENDPOINT) {
-		endpoint_to_string(buf, &peer->endpoint);
-		fprintf(f, "Endpoint = %s\n", buf);
-	}
+	write_endpoints(f, peer);
 	if (peer->persistent_keepalive)
 		fprintf(f, "PersistentKeepalive = %u\n",
 			peer->persistent_keepalive);

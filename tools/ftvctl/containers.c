@@ -37,6 +37,7 @@ void peer_free(struct peer *peer)
 		next_ip = ip->next;
 		free(ip);
 	}
+	free(peer->endpoints);
 	sodium_memzero(peer, sizeof(*peer));
 	free(peer);
 }
@@ -157,6 +158,19 @@ bool endpoint_equal(const union endpoint *a, const union endpoint *b)
 		return a->addr6.sin6_port == b->addr6.sin6_port &&
 		       !memcmp(&a->addr6.sin6_addr, &b->addr6.sin6_addr,
 			       sizeof(a->addr6.sin6_addr));
+	return true;
+}
+
+bool endpoint_list_equal(const struct endpoint_list *a,
+			 const struct endpoint_list *b)
+{
+	unsigned int i, n = a ? a->count : 0;
+
+	if (n != (b ? b->count : 0))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!endpoint_equal(&a->ep[i], &b->ep[i]))
+			return false;
 	return true;
 }
 

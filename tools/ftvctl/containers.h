@@ -51,6 +51,12 @@ enum {
 	/* Read back only: the kernel reported FTV_PEER_A_ROTATIONS. */
 	PEER_HAS_ROTATIONS = 1U << 10,
 	PEER_HAS_ROTATE = 1U << 11,
+	/*
+	 * endpoints holds a list: in a request, of more than one endpoint
+	 * (one goes as endpoint alone, which every module takes); read
+	 * back, the kernel's configured list (endpoint is the current one).
+	 */
+	PEER_HAS_ENDPOINTS = 1U << 12,
 };
 
 /* The flows of a peer that was never given a setting. */
@@ -92,12 +98,20 @@ union endpoint {
 	struct sockaddr_in6 addr6;
 };
 
+/* The endpoints a peer dials, in the order they are tried. */
+struct endpoint_list {
+	uint8_t count;		/* 1 to FTV_MAX_ENDPOINTS */
+	union endpoint ep[FTV_MAX_ENDPOINTS];
+};
+
 struct peer {
 	struct peer *next;
 	uint32_t flags;
 	uint8_t public_key[FTV_KEY_LEN];
 	uint8_t preshared_key[FTV_KEY_LEN];
 	union endpoint endpoint;
+	/* With PEER_HAS_ENDPOINTS (NULL: none); owned, freed by peer_free() */
+	struct endpoint_list *endpoints;
 	uint16_t persistent_keepalive;
 	struct fec fec;
 	uint8_t flows;		/* 1 to FTV_MAX_FLOWS */
@@ -165,6 +179,9 @@ void peer_index_free(struct peer_index *idx);
 void peer_add_allowedip(struct peer *peer, struct allowedip *ip);
 void peer_free(struct peer *peer);
 bool endpoint_equal(const union endpoint *a, const union endpoint *b);
+/* Same endpoints in the same order; NULL is an empty list. */
+bool endpoint_list_equal(const struct endpoint_list *a,
+			 const struct endpoint_list *b);
 /* The setting of @peer: the one it was given, or FEC_DEFAULT. */
 struct fec peer_fec(const struct peer *peer);
 bool fec_equal(struct fec a, struct fec b);

@@ -58,6 +58,13 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_U8 },
 	[FTV_PEER_A_ROTATIONS] = { .type = NLA_U64 },
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
+	[FTV_PEER_A_ENDPOINTS] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
+	[FTV_ENDPOINT_A_IPV4] = { .minlen = 4, .maxlen = 4 },
+	[FTV_ENDPOINT_A_IPV6] = { .minlen = 16, .maxlen = 16 },
+	[FTV_ENDPOINT_A_PORT] = { .type = NLA_U16 },
 };
 
 static const struct nla_policy fec_stats_policy[FTV_FEC_A_MAX + 1] = {
@@ -157,6 +164,67 @@ static void read_endpoint(struct peer *peer, struct nlattr **tb)
 		return;
 	}
 	peer->flags |= PEER_HAS_ENDPOINT;
+}
+
+/* One nest of the endpoints list, into @ep. */
+static int read_list_entry(union endpoint *ep, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_ENDPOINT_A_MAX + 1];
+	struct nlattr *port;
+
+	if (nla_parse_nested(tb, FTV_ENDPOINT_A_MAX, nest, endpoint_policy) < 0 ||
+	    !tb[FTV_ENDPOINT_A_PORT])
+		return -EBADMSG;
+	port = tb[FTV_ENDPOINT_A_PORT];
+	memset(ep, 0, sizeof(*ep));
+	if (tb[FTV_ENDPOINT_A_IPV4]) {
+		ep->addr4.sin_family = AF_INET;
+		ep->addr4.sin_port = htons(nla_get_u16(port));
+		memcpy(&ep->addr4.sin_addr, nla_data(tb[FTV_ENDPOINT_A_IPV4]),
+		       sizeof(ep->addr4.sin_addr));
+	} else if (tb[FTV_ENDPOINT_A_IPV6]) {
+		ep->addr6.sin6_family = AF_INET6;
+		ep->addr6.sin6_port = htons(nla_get_u16(port));
+		memcpy(&ep->addr6.sin6_addr, nla_data(tb[FTV_ENDPOINT_A_IPV6]),
+		       sizeof(ep->addr6.sin6_addr));
+	} else {
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* The configured endpoints, if the kernel reports them (none: NULL). */
+static int read_endpoints(struct peer *peer, struct nlattr *list)
+{
+	struct endpoint_list *eps;
+	struct nlattr *nest;
+	int rem, ret = 0;
+
+	if (!list)
+		return 0;
+	eps = calloc(1, sizeof(*eps));
+	if (!eps)
+		return -ENOMEM;
+	nla_for_each_nested(nest, list, rem) {
+		if (eps->count == FTV_MAX_ENDPOINTS) {
+			ret = -EBADMSG;
+			break;
+		}
+		ret = read_list_entry(&eps->ep[eps->count++], nest);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		free(eps);
+		return ret;
+	}
+	/* An empty list: a peer that only answers. */
+	free(peer->endpoints);
+	peer->endpoints = eps->count ? eps : NULL;
+	if (!eps->count)
+		free(eps);
+	peer->flags |= PEER_HAS_ENDPOINTS;
+	return 0;
 }
 
 /* K and M come with a fixed setting only. */
@@ -282,7 +350,9 @@ static int read_peer(struct device *dev, struct nlattr *nest)
 	if (!peer)
 		return -ENOMEM;
 	read_endpoint(peer, tb);
-	ret = read_peer_state(peer, tb);
+	ret = read_endpoints(peer, tb[FTV_PEER_A_ENDPOINTS]);
+	if (!ret)
+		ret = read_peer_state(peer, tb);
 	if (!ret && tb[FTV_PEER_A_ALLOWEDIPS])
 		ret = read_allowedips(peer, tb[FTV_PEER_A_ALLOWEDIPS]);
 	return ret;

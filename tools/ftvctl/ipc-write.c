@@ -79,6 +79,42 @@ static int nest_end(struct nl_msg *msg, struct nlattr *nest)
 	return nla_nest_end(msg, nest) < 0 ? -EMSGSIZE : 0;
 }
 
+/* One nest of the endpoints list, numbered from 1 as ynl does. */
+static int put_list_entry(struct nl_msg *msg, int index,
+			  const union endpoint *ep)
+{
+	struct nlattr *nest = nest_start(msg, index);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (ep->addr.sa_family == AF_INET) {
+		NLA_PUT(msg, FTV_ENDPOINT_A_IPV4, sizeof(ep->addr4.sin_addr),
+			&ep->addr4.sin_addr);
+		NLA_PUT_U16(msg, FTV_ENDPOINT_A_PORT, ntohs(ep->addr4.sin_port));
+	} else {
+		NLA_PUT(msg, FTV_ENDPOINT_A_IPV6, sizeof(ep->addr6.sin6_addr),
+			&ep->addr6.sin6_addr);
+		NLA_PUT_U16(msg, FTV_ENDPOINT_A_PORT, ntohs(ep->addr6.sin6_port));
+	}
+	return nest_end(msg, nest);
+nla_put_failure:
+	return -EMSGSIZE;
+}
+
+/* A list of more than one endpoint; a module older than lists refuses it. */
+static int put_endpoints(struct nl_msg *msg, const struct endpoint_list *eps)
+{
+	struct nlattr *nest = nest_start(msg, FTV_PEER_A_ENDPOINTS);
+	unsigned int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < eps->count; i++)
+		if (put_list_entry(msg, i + 1, &eps->ep[i]))
+			return -EMSGSIZE;
+	return nest_end(msg, nest);
+}
+
 static int put_fec(struct nl_msg *msg, const struct fec *fec)
 {
 	NLA_PUT_U8(msg, FTV_PEER_A_FEC_MODE, fec->mode);
@@ -162,9 +198,14 @@ static int put_peer(struct nl_msg *msg, const struct request *req)
 		flags |= FTV_PEER_F_REMOVE_PRESHARED_KEY;
 	if (flags)
 		NLA_PUT_U32(msg, FTV_PEER_A_FLAGS, flags);
-	if ((peer->flags & PEER_HAS_ENDPOINT) &&
-	    put_endpoint(msg, &peer->endpoint))
+	if ((peer->flags & PEER_HAS_ENDPOINTS) && peer->endpoints &&
+	    peer->endpoints->count > 1) {
+		if (put_endpoints(msg, peer->endpoints))
+			goto nla_put_failure;
+	} else if ((peer->flags & PEER_HAS_ENDPOINT) &&
+		   put_endpoint(msg, &peer->endpoint)) {
 		goto nla_put_failure;
+	}
 	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
 		NLA_PUT_U16(msg, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			    peer->persistent_keepalive);

@@ -36,6 +36,7 @@ static const struct {
 	[FTV_EVENT_FLOW_UP] = { "flow_up", "flow up", true },
 	[FTV_EVENT_FLOW_STALLED] = { "flow_stalled", "flow stalled", true, true },
 	[FTV_EVENT_FLOW_ROTATED] = { "flow_rotated", "flow rotated", true, true },
+	[FTV_EVENT_FAILOVER] = { "failover", "failed over" },
 };
 
 static bool event_known(uint8_t event)
@@ -76,7 +77,9 @@ static void print_text(const struct peer_event *ev, const char *key,
 		printf("%s", events[ev->event].text);
 	else
 		printf("event %u", ev->event);
-	if (ep && ev->event == FTV_EVENT_ENDPOINT_CHANGED)
+	/* These two are about the endpoint: say where it is now. */
+	if (ep && (ev->event == FTV_EVENT_ENDPOINT_CHANGED ||
+		   ev->event == FTV_EVENT_FAILOVER))
 		printf(" to %s\n", ep);
 	else
 		print_details(ev, ep);

@@ -336,6 +336,50 @@ bool parse_endpoint(union endpoint *ep, const char *value)
 	return endpoint_is_usable(ep, value);
 }
 
+/*
+ * "HOST:PORT[,HOST:PORT...]", at most FTV_MAX_ENDPOINTS, blanks around the
+ * commas allowed. The first goes into @peer->endpoint, as a lone endpoint
+ * always has; a list of more also into @peer->endpoints.
+ */
+bool parse_endpoints(struct peer *peer, const char *value)
+{
+	char *copy = strdup(value), *rest, *token;
+	struct endpoint_list *list = calloc(1, sizeof(*list));
+	bool ok = copy && list;
+
+	if (!ok)
+		print_error("%s", strerror(ENOMEM));
+	rest = copy;
+	while (ok && (token = strsep(&rest, ","))) {
+		token = trim(token);
+		if (!*token) {
+			print_error("endpoints '%s': empty entry", value);
+			ok = false;
+		} else if (list->count == FTV_MAX_ENDPOINTS) {
+			print_error("endpoints '%s': more than %d", value,
+				    FTV_MAX_ENDPOINTS);
+			ok = false;
+		} else {
+			ok = parse_endpoint(&list->ep[list->count++], token);
+		}
+	}
+	free(copy);
+	free(peer->endpoints);
+	peer->endpoints = NULL;
+	peer->flags &= ~PEER_HAS_ENDPOINTS;
+	if (ok) {
+		peer->endpoint = list->ep[0];
+		peer->flags |= PEER_HAS_ENDPOINT;
+		if (list->count > 1) {
+			peer->endpoints = list;
+			peer->flags |= PEER_HAS_ENDPOINTS;
+			list = NULL;
+		}
+	}
+	free(list);
+	return ok;
+}
+
 /* Returns NULL on success, or what is wrong with @token. */
 static const char *prefix_from_string(struct allowedip *ip, const char *token)
 {

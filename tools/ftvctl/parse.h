@@ -24,6 +24,8 @@ bool parse_rotate(uint32_t *rotate, const char *value);
 /* "on" or "off" */
 bool parse_shape(bool *shape, const char *value);
 bool parse_endpoint(union endpoint *ep, const char *value);
+/* "HOST:PORT[,HOST:PORT...]", 1 to FTV_MAX_ENDPOINTS of them */
+bool parse_endpoints(struct peer *peer, const char *value);
 bool parse_allowedips(struct peer *peer, const char *value);
 bool parse_public_key(uint8_t key[FTV_KEY_LEN], const char *value);
 bool read_key_file(uint8_t key[FTV_KEY_LEN], const char *path);

@@ -25,7 +25,7 @@ static const struct peer_op peer_ops[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>]\n"
+		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>[,...]]\n"
 		"           [allowed-ips <cidr>[,<cidr>...]] [preshared-key <file>]\n"
 		"           [persistent-keepalive <seconds> | off] [fec off | auto | <K>:<M>]\n"
 		"           [flows <1-8>] [rotate off | auto | <bytes>[k|m|g]]\n"
@@ -47,10 +47,8 @@ static const struct peer_op *find_op(const char *name)
 static bool peer_option(struct peer *peer, const struct peer_op *op,
 			const char *option, const char *value)
 {
-	if (!strcmp(option, "endpoint")) {
-		peer->flags |= PEER_HAS_ENDPOINT;
-		return parse_endpoint(&peer->endpoint, value);
-	}
+	if (!strcmp(option, "endpoint"))
+		return parse_endpoints(peer, value);
 	if (!strcmp(option, "allowed-ips")) {
 		if (op->replaces_allowedips)
 			peer->flags |= PEER_REPLACE_ALLOWEDIPS;

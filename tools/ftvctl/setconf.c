@@ -186,6 +186,35 @@ static void rotate_changes(struct peer *change, const struct peer *want,
 }
 
 /*
+ * A list in the file is compared with the kernel's configured list; one
+ * endpoint, with that list if the kernel reports one (it may have several
+ * now), else with the endpoint it reports. The list is borrowed.
+ */
+static void endpoint_changes(struct peer *change, const struct peer *want,
+			     const struct peer *have)
+{
+	const struct endpoint_list *have_list =
+		have->flags & PEER_HAS_ENDPOINTS ? have->endpoints : NULL;
+	bool same;
+
+	if (!(want->flags & PEER_HAS_ENDPOINT))
+		return;
+	if (want->flags & PEER_HAS_ENDPOINTS)
+		same = endpoint_list_equal(want->endpoints, have_list);
+	else if (have_list)
+		same = have_list->count == 1 &&
+		       endpoint_equal(&want->endpoint, &have_list->ep[0]);
+	else
+		same = (have->flags & PEER_HAS_ENDPOINT) &&
+		       endpoint_equal(&want->endpoint, &have->endpoint);
+	if (same)
+		return;
+	change->endpoint = want->endpoint;
+	change->flags |= want->flags & (PEER_HAS_ENDPOINT | PEER_HAS_ENDPOINTS);
+	change->endpoints = want->endpoints;
+}
+
+/*
  * What of @want differs from @have, in @change. An endpoint is only set
  * when the file gives one: the kernel reports the address a peer last
  * spoke from, which for a peer that only answers is not configuration.
@@ -201,12 +230,7 @@ static int peer_changes(struct peer *change, const struct peer *want,
 		return same_ips;
 	memcpy(change->public_key, want->public_key, FTV_KEY_LEN);
 	change->flags = PEER_HAS_PUBLIC_KEY;
-	if ((want->flags & PEER_HAS_ENDPOINT) &&
-	    (!(have->flags & PEER_HAS_ENDPOINT) ||
-	     !endpoint_equal(&want->endpoint, &have->endpoint))) {
-		change->endpoint = want->endpoint;
-		change->flags |= PEER_HAS_ENDPOINT;
-	}
+	endpoint_changes(change, want, have);
 	if (want->persistent_keepalive != have->persistent_keepalive) {
 		change->persistent_keepalive = want->persistent_keepalive;
 		change->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;

@@ -172,6 +172,23 @@ static void print_fec_text(const struct peer *peer)
 	printf("\n");
 }
 
+/* A list of more than one: the endpoint above is which of them is current. */
+static void print_endpoints_text(const struct peer *peer)
+{
+	const struct endpoint_list *eps = peer->endpoints;
+	char ep[ENDPOINT_STRLEN];
+	unsigned int i;
+
+	if (!(peer->flags & PEER_HAS_ENDPOINTS) || !eps || eps->count < 2)
+		return;
+	printf("  endpoints: ");
+	for (i = 0; i < eps->count; i++) {
+		endpoint_to_string(ep, &eps->ep[i]);
+		printf("%s%s", i ? ", " : "", ep);
+	}
+	printf("\n");
+}
+
 static void print_peer_text(const struct peer *peer)
 {
 	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
@@ -185,6 +202,7 @@ static void print_peer_text(const struct peer *peer)
 		endpoint_to_string(ep, &peer->endpoint);
 		printf("  endpoint: %s\n", ep);
 	}
+	print_endpoints_text(peer);
 	printf("  allowed ips: ");
 	if (peer->first_allowedip)
 		print_allowedip_list(peer, "");
@@ -416,6 +434,32 @@ static void print_rotate_json(const struct peer *peer)
 		out_field(false, "rotate", peer->rotate);
 }
 
+/*
+ * The configured list, [] for a peer that only answers; null from a module
+ * that reports no lists (it reports an endpoint, but no list, for a peer
+ * it dials).
+ */
+static void print_endpoints_json(const struct peer *peer)
+{
+	const struct endpoint_list *eps = peer->endpoints;
+	char buf[ENDPOINT_STRLEN];
+	unsigned int i;
+
+	out_lit(", \"endpoints\": ");
+	if (!(peer->flags & PEER_HAS_ENDPOINTS)) {
+		out_lit("null");
+		return;
+	}
+	out_lit("[");
+	for (i = 0; eps && i < eps->count; i++) {
+		endpoint_to_string(buf, &eps->ep[i]);
+		out(i ? ", \"" : "\"");
+		out(buf);
+		out_lit("\"");
+	}
+	out_lit("]");
+}
+
 /* One line per peer: 10^5 peers stay greppable and half the size. */
 static void print_peer_json(const struct peer *peer)
 {
@@ -434,6 +478,7 @@ static void print_peer_json(const struct peer *peer)
 	} else {
 		out_lit("null");
 	}
+	print_endpoints_json(peer);
 	out_lit(", \"allowed_ips\": [");
 	for (ip = peer->first_allowedip; ip; ip = ip->next) {
 		allowedip_to_string(buf, ip);

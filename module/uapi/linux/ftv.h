@@ -27,9 +27,13 @@
  *   FTV_A_PEER nest with FTV_PEER_A_PUBLIC_KEY, the current endpoint
  *   (FTV_PEER_A_ENDPOINT_IPV4/IPV6 + FTV_PEER_A_ENDPOINT_PORT) if known,
  *   FTV_PEER_A_FLOWS_UP and FTV_PEER_A_ROTATIONS, as they are once the
- *   event happened.
+ *   event happened (for FTV_EVENT_FAILOVER, the endpoint moved to).
  *   Sent in the namespace the device is in; joining the group needs
  *   CAP_NET_ADMIN there.
+ *
+ * FTV_PEER_A_ENDPOINTS lists the endpoints a dialling side tries in turn;
+ * FTV_PEER_A_ENDPOINT_IPV4/IPV6 + _PORT in a request set a list of one, and
+ * in a reply say which endpoint is current.
  *
  * A peer whose allowed-ips do not fit one dump message goes on in the next,
  * which repeats only its FTV_PEER_A_PUBLIC_KEY. FTV_PEER_F_REPLACE_ALLOWEDIPS
@@ -116,6 +120,7 @@ enum ftv_event {
 	FTV_EVENT_FLOW_UP,		/* a join of the session came up */
 	FTV_EVENT_FLOW_STALLED,		/* a flow went unanswered: given up */
 	FTV_EVENT_FLOW_ROTATED,		/* a flow used its budget: given up */
+	FTV_EVENT_FAILOVER,		/* the initiator moved to its next endpoint */
 };
 
 /* FTV_PEER_A_STATE */
@@ -150,6 +155,7 @@ enum ftv_peer_attr {
 	FTV_PEER_A_FLOWS_UP,		/* u8, get only; in events too */
 	FTV_PEER_A_ROTATIONS,		/* u64, get only; in events too */
 	FTV_PEER_A_ROTATE,		/* u32: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
+	FTV_PEER_A_ENDPOINTS,		/* nest of enum ftv_endpoint_attr nests */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -168,6 +174,9 @@ enum ftv_fec_mode {
 
 /* Limit of FTV_PEER_A_FLOWS */
 #define FTV_MAX_FLOWS		8
+
+/* Limit of FTV_PEER_A_ENDPOINTS */
+#define FTV_MAX_ENDPOINTS	8
 
 /* FTV_PEER_A_ROTATE: never, learned, or a byte budget in [MIN, MAX] */
 #define FTV_ROTATE_OFF		0
@@ -189,6 +198,17 @@ enum ftv_fec_stats_attr {
 
 	__FTV_FEC_A_LAST,
 	FTV_FEC_A_MAX = (__FTV_FEC_A_LAST - 1)
+};
+
+/* Each nest of FTV_PEER_A_ENDPOINTS */
+enum ftv_endpoint_attr {
+	FTV_ENDPOINT_A_UNSPEC,
+	FTV_ENDPOINT_A_IPV4,		/* binary, 4 bytes, network order */
+	FTV_ENDPOINT_A_IPV6,		/* binary, 16 bytes, network order */
+	FTV_ENDPOINT_A_PORT,		/* u16, host order, 1 to 65535 */
+
+	__FTV_ENDPOINT_A_LAST,
+	FTV_ENDPOINT_A_MAX = (__FTV_ENDPOINT_A_LAST - 1)
 };
 
 enum ftv_allowedip_attr {

@@ -52,6 +52,10 @@ static bool peer_same(const struct peer *a, const struct peer *b)
 			b->flags & PEER_HAS_PRESHARED_KEY, b->preshared_key) &&
 	       ep_a == ep_b &&
 	       (!ep_a || endpoint_equal(&a->endpoint, &b->endpoint)) &&
+	       endpoint_list_equal(a->flags & PEER_HAS_ENDPOINTS ?
+				   a->endpoints : NULL,
+				   b->flags & PEER_HAS_ENDPOINTS ?
+				   b->endpoints : NULL) &&
 	       a->persistent_keepalive == b->persistent_keepalive &&
 	       fec_equal(peer_fec(a), peer_fec(b)) &&
 	       peer_flows(a) == peer_flows(b) &&

@@ -91,6 +91,17 @@ expect_fail "peer: bare IPv6 endpoint refused" "is not an endpoint" \
 	-- peer add ftv0 "$alice_pub" endpoint fd00::1:51820
 expect_fail "peer: endpoint port 0 refused" "is not an endpoint" \
 	-- peer add ftv0 "$alice_pub" endpoint 10.0.0.1:0
+nine=1.0.0.1:1,1.0.0.2:1,1.0.0.3:1,1.0.0.4:1,1.0.0.5:1,1.0.0.6:1,1.0.0.7:1,1.0.0.8:1,1.0.0.9:1
+expect_fail "peer: more than 8 endpoints refused" "endpoints '$nine': more than 8" \
+	-- peer add ftv0 "$alice_pub" endpoint "$nine"
+expect_fail "peer: empty entry in an endpoint list" "endpoints '1.2.3.4:1,,1.2.3.5:1': empty entry" \
+	-- peer add ftv0 "$alice_pub" endpoint 1.2.3.4:1,,1.2.3.5:1
+expect_fail "peer: trailing comma in an endpoint list" "empty entry" \
+	-- peer set ftv0 "$alice_pub" endpoint 1.2.3.4:1,
+expect_fail "peer: bad entry of an endpoint list quoted" "'fd00::1:2' is not an endpoint" \
+	-- peer add ftv0 "$alice_pub" endpoint '1.2.3.4:1, fd00::1:2'
+expect_fail "peer: port 0 in an endpoint list refused" "'\[fd00::1\]:0' is not an endpoint" \
+	-- peer add ftv0 "$alice_pub" endpoint '1.2.3.4:1,[fd00::1]:0'
 expect_fail "peer: prefix too long, token quoted" "'10.0.0.0/33': the prefix length" \
 	-- peer add ftv0 "$alice_pub" allowed-ips 10.0.0.0/8,10.0.0.0/33
 expect_fail "peer: IPv6 prefix too long" "'fd00::/129'" \
@@ -143,6 +154,11 @@ else
 		-- peer add ftv0 "$alice_pub" endpoint '[fd00::1]:51820' \
 		allowed-ips '10.9.0.2, fd00::2/128' persistent-keepalive off \
 		fec 64:16
+	for eps in 10.0.0.1:1 '10.0.0.1:1,[fd00::1]:2' ' 10.0.0.1:1 , [fd00::1]:2 ' \
+		"${nine%,*}"; do
+		expect_fail "module not loaded: after a valid endpoint '$eps'" "not loaded" \
+			-- peer set ftv0 "$alice_pub" endpoint "$eps"
+	done
 	for fec in off auto 1:1 16:2; do
 		expect_fail "module not loaded: after a valid fec $fec" "not loaded" \
 			-- peer set ftv0 "$alice_pub" fec "$fec"
@@ -173,7 +189,7 @@ assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later + \
 	["join_replayed", "flows_refused"]
 assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
-assert list(p[0]) == ["public_key", "endpoint", "allowed_ips", "persistent_keepalive",
+assert list(p[0]) == ["public_key", "endpoint", "endpoints", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
 	"flows", "flows_up", "rotations", "rotate"]
 assert list(p[0]["drops"]) == drops + later + ["flows_refused"]
@@ -189,6 +205,8 @@ assert p[0]["rotate"] == 12288 and p[1]["rotate"] == "auto" and p[2]["rotate"] i
 assert p[1]["endpoint"] == "[fd00::1]:443"
 assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
+assert p[0]["endpoints"] == ["10.0.0.2:51820", "[fd00::9]:443"]
+assert p[1]["endpoints"] == [] and p[2]["endpoints"] is None
 assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 '
 	ktap_rc $? "show --json: valid, keys in the documented order"
@@ -208,6 +226,8 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  flows: 4, 3 up, 2 replaced$" "$TMP/text" &&
 	[ "$(grep -c "^  flows: " "$TMP/text")" = 1 ] &&
 	grep -q "^  rotate: 12k$" "$TMP/text" &&
+	grep -q "^  endpoints: 10.0.0.2:51820, \[fd00::9\]:443$" "$TMP/text" &&
+	[ "$(grep -c "^  endpoints: " "$TMP/text")" = 1 ] &&
 	[ "$(grep -c "^  rotate: " "$TMP/text")" = 1 ] &&
 	! grep -q "private key: [^(]" "$TMP/text"
 	ktap_rc $? "show: text output"
@@ -225,6 +245,7 @@ ftv0: peer $key: event 99
 ftv0: peer $key: flow up (4 flows up, endpoint 10.0.0.1:51820)
 ftv0: peer $key: flow stalled (3 flows up, 7 replaced)
 ftv0: peer $key: flow rotated (1 flow up, 1099511627776 replaced, endpoint 10.0.0.1:51820)
+ftv0: peer $key: failed over to 10.0.0.1:51820
 ftv1: peer $key: session lost
 EOF
 	ktap_rc "${PIPESTATUS[0]}" "monitor: one line per event"
@@ -236,7 +257,7 @@ EOF
 	"$HERE/ipc-test" --events --json | python3 -c '
 import json, sys, time
 lines = sys.stdin.read().splitlines()
-assert len(lines) == 9, lines
+assert len(lines) == 10, lines
 ev = [json.loads(l) for l in lines]
 for e in ev:
     assert list(e) == ["interface", "event", "peer", "endpoint", "flows_up",
@@ -244,11 +265,13 @@ for e in ev:
     assert abs(e["time"] - time.time()) < 60, e
 assert [e["event"] for e in ev] == ["established", "rekeyed",
     "endpoint_changed", "lost", "unknown", "flow_up", "flow_stalled",
-    "flow_rotated", "lost"]
+    "flow_rotated", "failover", "lost"]
 assert ev[0]["endpoint"] == "10.0.0.1:51820" and ev[3]["endpoint"] is None
 assert ev[3]["interface"] == "ftv\"0"
 assert [(e["flows_up"], e["rotations"]) for e in ev] == [(1, 0), (1, 0),
-    (1, 0), (None, None), (None, None), (4, 0), (3, 7), (1, 1 << 40), (0, 8)]
+    (1, 0), (None, None), (None, None), (4, 0), (3, 7), (1, 1 << 40), (0, 1),
+    (0, 8)]
+assert ev[8]["endpoint"] == "10.0.0.1:51820"
 '
 	ktap_rc $? "monitor --json: one object per line, in the documented shape"
 fi

@@ -379,6 +379,67 @@ requests "syncconf: a module without rotate is given the Rotate the file names" 
 set_peer key=MDEyMzQ1 rotate=1g" \
 	syncconf "$TMP/rotate0.conf" "$TMP/rotate2.conf" --no-fec
 
+# ---- Endpoint lists
+
+cat >"$TMP/eplist.conf" <<EOF
+[Interface]
+ListenPort = 443
+[Peer]
+PublicKey = $LAPTOP
+Endpoint = 192.0.2.1:443,[2001:db8::1]:8443 ,  192.0.2.2:443
+[Peer]
+PublicKey = $OFFICE
+Endpoint = 192.0.2.9:443
+EOF
+cat >"$TMP/eplist.expected" <<EOF
+[Interface]
+ListenPort = 443
+
+[Peer]
+PublicKey = $LAPTOP
+Endpoint = 192.0.2.1:443, [2001:db8::1]:8443, 192.0.2.2:443
+
+[Peer]
+PublicKey = $OFFICE
+Endpoint = 192.0.2.9:443
+EOF
+written_back eplist "Endpoint: a comma list, IPv4 and IPv6 mixed, written back in order"
+refused "Endpoint: more than 8 refused, line quoted" "bad.conf:3: endpoints '.*': more than 8" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Endpoint = 1.0.0.1:1,1.0.0.2:1,1.0.0.3:1,1.0.0.4:1,1.0.0.5:1,1.0.0.6:1,1.0.0.7:1,1.0.0.8:1,1.0.0.9:1
+EOF
+refused "Endpoint: an empty entry refused" "bad.conf:3: endpoints '1.0.0.1:1, ,1.0.0.2:1': empty entry" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Endpoint = 1.0.0.1:1, ,1.0.0.2:1
+EOF
+refused "Endpoint: a bad entry refused, quoted" "bad.conf:3: '1.0.0.2' is not an endpoint" <<EOF
+[Peer]
+PublicKey = $LAPTOP
+Endpoint = 1.0.0.1:1,1.0.0.2
+EOF
+requests "setconf: a list is sent as a list, one endpoint as before" \
+"set_device ftv0 listen-port=443 replace-peers
+new_peer key=3p7bfXt9 endpoints=192.0.2.1:443,[2001:db8::1]:8443,192.0.2.2:443
+new_peer key=EBESExQV endpoint=192.0.2.9:443" setconf "$TMP/eplist.conf"
+requests "syncconf: the same lists are no change" "" \
+	syncconf "$TMP/eplist.conf" "$TMP/eplist.conf"
+sed 's/ ,  192.0.2.2:443$//; s/^Endpoint = 192.0.2.9:443$/Endpoint = 192.0.2.9:443, 192.0.2.10:443/' \
+	"$TMP/eplist.conf" >"$TMP/eplist2.conf"
+requests "syncconf: a list shortened or grown is a change" \
+"set_peer key=3p7bfXt9 endpoints=192.0.2.1:443,[2001:db8::1]:8443
+set_peer key=EBESExQV endpoints=192.0.2.9:443,192.0.2.10:443" \
+	syncconf "$TMP/eplist.conf" "$TMP/eplist2.conf"
+sed 's/^Endpoint = 192.0.2.1:443,.*$/Endpoint = 192.0.2.1:443/' \
+	"$TMP/eplist.conf" >"$TMP/eplist1.conf"
+requests "syncconf: one endpoint where the kernel has a list sets a list of one" \
+	"set_peer key=3p7bfXt9 endpoint=192.0.2.1:443" \
+	syncconf "$TMP/eplist.conf" "$TMP/eplist1.conf"
+requests "syncconf: a module without lists is given the list the file names" \
+	"set_peer key=3p7bfXt9 endpoints=192.0.2.1:443,[2001:db8::1]:8443,192.0.2.2:443" \
+	syncconf "$TMP/eplist1.conf" "$TMP/eplist.conf" --no-fec
+
 # ---- many peers
 
 # peers N [EXTRA] : a file of N peers with one /32 each; EXTRA is appended

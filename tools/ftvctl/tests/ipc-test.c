@@ -87,6 +87,29 @@ static void put_test_allowedip(struct nl_msg *msg, int family,
 	put_allowedip(msg, &ip);
 }
 
+/* Peer A's list (the current one first, then fd00::9), or an empty one. */
+static void put_test_endpoints(struct nl_msg *msg, bool two)
+{
+	uint8_t v4[4] = { 10, 0, 0, 2 }, v6[16] = { 0xfd, [15] = 9 };
+	struct nlattr *list, *e;
+
+	/* libnl's nla_nest_end() trims an empty nest; the kernel's keeps it. */
+	if (!two) {
+		nla_put(msg, NLA_F_NESTED | FTV_PEER_A_ENDPOINTS, 0, NULL);
+		return;
+	}
+	list = nest_start(msg, FTV_PEER_A_ENDPOINTS);
+	e = nest_start(msg, 1);
+	nla_put(msg, FTV_ENDPOINT_A_IPV4, 4, v4);
+	nla_put_u16(msg, FTV_ENDPOINT_A_PORT, 51820);
+	nla_nest_end(msg, e);
+	e = nest_start(msg, 2);
+	nla_put(msg, FTV_ENDPOINT_A_IPV6, 16, v6);
+	nla_put_u16(msg, FTV_ENDPOINT_A_PORT, 443);
+	nla_nest_end(msg, e);
+	nla_nest_end(msg, list);
+}
+
 static void put_peer_a(struct nl_msg *msg, time_t handshake)
 {
 	struct nlattr *peer = nest_start(msg, FTV_A_PEER), *ips;
@@ -111,6 +134,7 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 3);
 	nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 2);
 	nla_put_u32(msg, FTV_PEER_A_ROTATE, 12288);
+	put_test_endpoints(msg, true);
 	nla_nest_end(msg, peer);
 }
 
@@ -134,6 +158,7 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 0);
 		nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 0);
 		nla_put_u32(msg, FTV_PEER_A_ROTATE, FTV_ROTATE_AUTO);
+		put_test_endpoints(msg, false);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
 	if (first_part)
@@ -233,6 +258,13 @@ static void test_dump_merge(void)
 	check(peer_ip_count(b) == 2 && b->state == FTV_PEER_STATE_CONNECTING &&
 	      (b->flags & PEER_HAS_ENDPOINT),
 	      "dump: split peer continued, not duplicated");
+	check((a->flags & PEER_HAS_ENDPOINTS) && a->endpoints &&
+	      a->endpoints->count == 2 &&
+	      a->endpoints->ep[1].addr6.sin6_family == AF_INET6 &&
+	      a->endpoints->ep[1].addr6.sin6_port == htons(443) &&
+	      (b->flags & PEER_HAS_ENDPOINTS) && !b->endpoints &&
+	      !(c->flags & PEER_HAS_ENDPOINTS),
+	      "dump: endpoint lists read, an empty one and none told apart");
 	check(a->endpoint.addr4.sin_port == htons(51820) &&
 	      a->drops.count[FTV_DROPS_A_BAD_AUTH] == 3 && a->rx_bytes == 1289748 &&
 	      a->persistent_keepalive == 25,
@@ -384,6 +416,44 @@ static void test_request_peer_add(void)
 		nla_for_each_nested(pos, tb[FTV_PEER_A_ALLOWEDIPS], rem)
 			ips += nla_type(pos) == FTV_PEER_A_ALLOWEDIP;
 	check(ips == 2, "request: allowed IPs nested one by one");
+	if (msg)
+		ipc_request_free(msg);
+}
+
+/* A list of two goes as the endpoints nest, entries numbered from 1; the
+ * lone endpoint attributes stay out.
+ */
+static void test_request_peer_list(void)
+{
+	struct endpoint_list eps = { .count = 2 };
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY | PEER_HAS_ENDPOINT |
+				      PEER_HAS_ENDPOINTS, .endpoints = &eps };
+	struct nlattr *tb[FTV_PEER_A_MAX + 1], *pos, *e[FTV_ENDPOINT_A_MAX + 1];
+	struct nl_msg *msg = NULL;
+	struct request req;
+	int n = 0, ok = 0, rem;
+
+	fill_key(peer.public_key, 8);
+	eps.ep[0].addr4.sin_family = AF_INET;
+	eps.ep[0].addr4.sin_port = htons(443);
+	eps.ep[1].addr6.sin6_family = AF_INET6;
+	eps.ep[1].addr6.sin6_port = htons(8443);
+	peer.endpoint = eps.ep[0];
+	ipc_request_peer_first(&req, FTV_CMD_SET_PEER, "ftv0", &peer);
+	ipc_request_build(&req, FAMILY_ID, &msg);
+	if (msg && request_peer(msg, tb) && tb[FTV_PEER_A_ENDPOINTS])
+		nla_for_each_nested(pos, tb[FTV_PEER_A_ENDPOINTS], rem) {
+			n++;
+			if (nla_type(pos) == n &&
+			    !nla_parse_nested(e, FTV_ENDPOINT_A_MAX, pos, NULL) &&
+			    e[FTV_ENDPOINT_A_PORT] &&
+			    !!e[FTV_ENDPOINT_A_IPV4] == (n == 1) &&
+			    !!e[FTV_ENDPOINT_A_IPV6] == (n == 2))
+				ok++;
+		}
+	check(msg && n == 2 && ok == 2 && !tb[FTV_PEER_A_ENDPOINT_PORT] &&
+	      !tb[FTV_PEER_A_ENDPOINT_IPV4],
+	      "request: an endpoint list goes as the endpoints nest only");
 	if (msg)
 		ipc_request_free(msg);
 }
@@ -726,6 +796,7 @@ static void feed_events(bool json)
 		{ FTV_EVENT_FLOW_UP, "ftv0", true, 4, 0 },
 		{ FTV_EVENT_FLOW_STALLED, "ftv0", false, 3, 7 },
 		{ FTV_EVENT_FLOW_ROTATED, "ftv0", true, 1, 1ULL << 40 },
+		{ FTV_EVENT_FAILOVER, "ftv0", true, 0, 1 },
 		{ FTV_EVENT_LOST, "ftv1", false, 0, 8 },
 	};
 	struct nl_msg *msg;
@@ -880,6 +951,7 @@ int main(int argc, char **argv)
 	test_extack_absent();
 	test_done_error();
 	test_request_peer_add();
+	test_request_peer_list();
 	test_request_peer_clear();
 	test_request_device();
 	test_request_split(FTV_CMD_NEW_PEER, false, "peer add");

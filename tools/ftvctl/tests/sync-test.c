@@ -8,8 +8,8 @@
  *   sync-test syncconf HAVE.conf WANT.conf [--hidden-keys]
  *
  * --hidden-keys: the "kernel" reports no private or pre-shared keys.
- * --no-fec: it reports no FEC setting, no flows, no rotate and no shaping
- * (an older module);
+ * --no-fec: it reports no FEC setting, no flows, no rotate, no endpoint
+ * lists and no shaping (an older module);
  * otherwise it reports both for every peer and the device, defaults
  * included, as a module that has them does.
  */
@@ -35,6 +35,7 @@ static void print_peer(const char *cmd, const struct peer *peer)
 	char buf[ENDPOINT_STRLEN > ALLOWEDIP_STRLEN ? ENDPOINT_STRLEN
 						     : ALLOWEDIP_STRLEN];
 	const struct allowedip *ip;
+	unsigned int i;
 
 	printf("%s", cmd);
 	print_key("key", peer->public_key);
@@ -42,7 +43,12 @@ static void print_peer(const char *cmd, const struct peer *peer)
 		print_key("psk", peer->preshared_key);
 	if (peer->flags & PEER_REMOVE_PRESHARED_KEY)
 		printf(" remove-psk");
-	if (peer->flags & PEER_HAS_ENDPOINT) {
+	if ((peer->flags & PEER_HAS_ENDPOINTS) && peer->endpoints) {
+		for (i = 0; i < peer->endpoints->count; i++) {
+			endpoint_to_string(buf, &peer->endpoints->ep[i]);
+			printf("%s%s", i ? "," : " endpoints=", buf);
+		}
+	} else if (peer->flags & PEER_HAS_ENDPOINT) {
 		endpoint_to_string(buf, &peer->endpoint);
 		printf(" endpoint=%s", buf);
 	}
@@ -65,6 +71,20 @@ static void print_peer(const char *cmd, const struct peer *peer)
 		printf("%s%s", ip == peer->first_allowedip ? " ips=" : ",", buf);
 	}
 	printf("\n");
+}
+
+/* A module with lists reports one of one for a single configured endpoint. */
+static void report_list(struct peer *peer)
+{
+	if (!(peer->flags & PEER_HAS_ENDPOINT) ||
+	    (peer->flags & PEER_HAS_ENDPOINTS))
+		return;
+	peer->endpoints = calloc(1, sizeof(*peer->endpoints));
+	if (!peer->endpoints)
+		return;
+	peer->endpoints->count = 1;
+	peer->endpoints->ep[0] = peer->endpoint;
+	peer->flags |= PEER_HAS_ENDPOINTS;
 }
 
 int ipc_get_devices(struct device **devices, const char *ifname)
@@ -95,6 +115,7 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 			peer->rotate = peer_rotate(peer);
 			peer->flags |= PEER_HAS_FEC | PEER_HAS_FLOWS |
 				       PEER_HAS_ROTATE;
+			report_list(peer);
 		}
 	}
 	*devices = dev;
