@@ -48,15 +48,10 @@ S_KEY=$(pubkey_of s)
 C_KEY=$(pubkey_of c)
 
 # C listens for peer events before the list is set.
-subscribed()
-{
-	nsx "$1" cat /proc/net/netlink |
-		awk 'NR > 1 && $2 == 16 && $4 != "00000000" { f = 1 } END { exit !f }'
-}
 # Not through nsx, so that $! is ftvctl itself.
 ip netns exec "$C" "$FTVCTL" monitor ftv0 --json >"$FTV_TMP/events" 2>&1 &
 bg_track "$!"
-wait_for 5 subscribed "$C" || ktap_diag "no sign yet that C's monitor listens"
+wait_for 5 netlink_subscribed "$C" || ktap_diag "no sign yet that C's monitor listens"
 
 nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" endpoint "$A1:$FTV_PORT, $A2:$FTV_PORT" ||
 	ktap_bail "ftvctl peer set ... endpoint A1,A2 failed"
