@@ -200,7 +200,9 @@ run_suite()
 	# FTV_CHECKERS=1 has run.sh fail if lockdep or kmemleak is missing
 	# there, rather than leave them out. These settings are for this run
 	# only: a stock kernel after the debug one has neither checker.
-	limit=${FTV_VM_TIMEOUT:-2700}
+	# 6.1's whole suite took 2,700 s and more on a slow day
+	# (2026-11-28); the plan gives the kernels after it what is left.
+	limit=${FTV_VM_TIMEOUT:-3000}
 	if [ "$kver" = debug ]; then
 		limit=${FTV_VM_TIMEOUT:-9000}
 		env+=(FTV_TEST_TIMEOUT="${FTV_TEST_TIMEOUT:-1500}"

@@ -309,8 +309,12 @@ answers_in()
 # The objects whose pr_debug "created" and "destroyed" lines must pair up.
 FTV_OBJECTS=(device peer connection session "FEC state")
 
-# objects_counted MARK : as many devices, peers, connections, sessions and
-# FEC receive states destroyed as created after MARK (the pr_debug pairs)
+# objects_counted MARK : at least as many devices, peers, connections,
+# sessions and FEC receive states destroyed as created after MARK (the
+# pr_debug pairs). At least: the test before may have left objects that
+# the kernel tears down with its namespaces after MARK (ip netns del
+# returns before the namespace is gone). A double free is SLUB's and
+# KASAN's to find, in the kernel log run.sh reads.
 objects_counted()
 {
 	local kind
@@ -318,7 +322,7 @@ objects_counted()
 	# A log that no longer holds the mark proves nothing.
 	dmesg | grep -qF "$1" || return 1
 	for kind in "${FTV_OBJECTS[@]}"; do
-		[ "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* created")" -eq \
+		[ "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* created")" -le \
 		  "$(dmesg_since "$1" | grep -c "ftv: .*$kind.* destroyed")" ] ||
 			return 1
 	done
