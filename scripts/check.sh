@@ -17,17 +17,6 @@
 # budget and its slack, so a hang fails the run instead of outlasting
 # CI's limit.
 #
-# With a budget and more than one kernel, the first kernel's whole suite
-# runs in a VM of its own beside the others, which run one after another
-# (FTV_CHECK_LANES=1 runs everything in turn). An emulated suite mostly
-# waits - for timers, retransmissions, paths that must go idle - and kept
-# under a third of two cores busy on average in a whole run (2026-11-28:
-# 47 CPU minutes, the debug kernel's build among them, in 81 minutes), so
-# two VMs side by side take little longer than one. What runs beside the
-# first suite runs at nice 5: the debug kernel's build and its VM can use
-# both cores, and the first suite, whose tests are timed for a stock
-# kernel, keeps its pace when it needs them.
-#
 # check-debug does what check does with the debug kernel that
 # scripts/debug-kernel.sh builds (KASAN, lockdep, kmemleak, ...), and
 # leaves out the host's tests, which do not touch the kernel. In KVER the
@@ -308,8 +297,7 @@ REF_DEBUG_CORE=1150
 
 # plan KVER : prints full, core or skip: the whole suite if it fits in
 # what is left of the budget, the core subset if it fits in that and the
-# slack, at the pace the first suite showed (the reference pace while
-# that suite runs beside them)
+# slack, at the pace the first suite showed
 plan()
 {
 	local left=$((budget - SECONDS - 60)) build=0 full=$REF_FULL core=$REF_CORE
@@ -336,36 +324,8 @@ report="host: $host_pass passed, $host_fail failed"
 budget=${FTV_CHECK_SECONDS:-0}
 slack=${FTV_CHECK_SLACK:-480}
 pace=0
-lanes=1
-nkvers=$(echo "$kvers" | wc -w)
-if [ "$budget" -gt 0 ] && [ -z "${TEST_PROGS:-}" ] && [ "$nkvers" -gt 1 ]; then
-	lanes=${FTV_CHECK_LANES:-2}
-fi
-lane_pid=
-lane_kver=
-lane_log=$ROOT/.cache/lane.log
-lane_result=$ROOT/.cache/lane.result
 for kver in $kvers; do
 	subset=
-	if [ "$lanes" -ge 2 ] && [ -z "$lane_kver" ]; then
-		# The first suite in a VM of its own, with a lock of its own;
-		# until it ends, the others are planned at the reference pace.
-		lane_kver=$kver
-		pace=$REF_FULL
-		rm -f "$lane_result"
-		echo "check: $kver's whole suite runs beside the others;" \
-			"its output follows theirs (as it goes: ${lane_log#"$ROOT"/})"
-		(
-			export FTV_VM_LOCK="${FTV_VM_LOCK:-/tmp/ftv-vm.lock}.lane"
-			start=$SECONDS
-			run_suite
-			echo "check: $kver's whole suite took $((SECONDS - start))s"
-			echo "$pass $fail" >"$lane_result"
-		) >"$lane_log" 2>&1 </dev/null &
-		lane_pid=$!
-		renice -n 5 -p $$ >/dev/null
-		continue
-	fi
 	if [ "$budget" -gt 0 ] && [ -z "${TEST_PROGS:-}" ] && [ "$pace" -gt 0 ]; then
 		p=$(plan "$kver")
 		if [ "$p" = skip ]; then
@@ -394,19 +354,6 @@ for kver in $kvers; do
 	total_fail=$((total_fail + fail))
 	report="$report; $kver$subset: $pass passed, $fail failed"
 done
-if [ -n "$lane_pid" ]; then
-	wait "$lane_pid"
-	step "$lane_kver's whole suite, which ran beside the others"
-	cat "$lane_log"
-	read -r pass fail <"$lane_result" 2>/dev/null || {
-		echo "check: $lane_kver's suite reported nothing"
-		pass=0
-		fail=1
-	}
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
-	report="${report%%;*}; $lane_kver: $pass passed, $fail failed${report#"${report%%;*}"}"
-fi
 echo
 echo "check: $report"
 summary "$total_pass" "$total_fail"
