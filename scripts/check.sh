@@ -286,7 +286,7 @@ DEBUG_CORE_TESTS="test_module_selftests.sh test_peer_removal.sh
 # whole suite about 2650 (its tests 2459); the debug kernel's core subset
 # 777, counted as 850; 6.12's core subset 241 s of tests without
 # test_rst.sh and test_flows.sh (101 more), counted as 420 with its boot
-# (a higher figure would have it skipped on a machine a tenth slower); the
+# (a padded figure only makes the plan skip it sooner); the
 # debug build 450, when it was not built beside the first suite; the
 # debug kernel's whole suite scaled from an older count. The budget
 # scales them by how long this machine's first whole suite took against
