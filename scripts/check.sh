@@ -254,8 +254,9 @@ run_suite()
 # configuration, IPv6 and IPv4 inside and out, MTU and ICMP, the wire
 # image, forged RSTs, a 200 ms path through a router with offloads on,
 # pacing, and a session over four connections (a listening socket per
-# device, conntrack on the router); about eight minutes under emulation. The rest exercises the module's own
-# logic, which is the same on every kernel: 6.1 runs all of it.
+# device, conntrack on the router); about eight minutes under emulation.
+# The rest exercises the module's own logic, which is the same on every
+# kernel: 6.1 runs all of it.
 CORE_TESTS="test_module_selftests.sh test_device.sh test_netlink.sh
 	test_conf.sh test_ping6.sh test_transfer.sh test_transfer6.sh
 	test_mtu.sh test_wire.sh test_rst.sh test_longpath.sh test_pacing.sh
