@@ -33,6 +33,14 @@
  * whose hello was lost would go its whole life without repairs: at 5 %
  * loss, one in ten). A loss report also says that its sender knows FEC.
  * Toward a peer that does not, nothing changes but a few hellos.
+ *
+ * Repairs help against loss that strikes messages one by one, whatever
+ * the rate. A censor's policer drops what exceeds its rate, in runs that
+ * take a group's repair messages with its data, and repairs only add to
+ * the rate it cuts: the inner TCP then loses more, and slows down. So
+ * the receiving end judges what repairs achieve: when they rebuild less
+ * than half of the data messages lost while they came, its loss reports
+ * say no loss for a while (a hold, growing while repairs stay futile).
  */
 
 #include "fec.h"
@@ -69,6 +77,18 @@ enum ftv_fec_limits {
 	 * goes without rebuilding.
 	 */
 	FTV_FEC_RX_MAX = 128,
+	/* Repairs are judged once the intervals that had some lost this
+	 * many messages: at 1 % loss, a second or two of a busy path; and
+	 * sooner when they were futile before: one policer drop then.
+	 */
+	FTV_FEC_JUDGE_LOST = 16,
+	FTV_FEC_JUDGE_LOST_AGAIN = 4,
+	FTV_FEC_JUDGE_SEEN_MAX = 1 << 24,
+	/* The hold on futile repairs: the first, and the longest; it
+	 * grows fourfold each time they are found futile again.
+	 */
+	FTV_FEC_HOLD_MIN_MS = 2000,
+	FTV_FEC_HOLD_MAX_MS = 128000,
 };
 
 enum ftv_fec_slot_kind {
@@ -233,6 +253,9 @@ void ftv_fec_conn_init(struct ftv_fec_conn *fc, struct ftv_fec_stats *st,
 	INIT_WORK(&fc->alloc_work, alloc_work);
 	fc->peer_loss_ppm = READ_ONCE(st->last_peer_loss_ppm);
 	fc->loss_ppm = READ_ONCE(st->last_loss_ppm);
+	fc->hold_ms = READ_ONCE(st->last_hold_ms);
+	fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
+	fc->holding = fc->hold_ms;
 }
 
 /**
@@ -413,6 +436,79 @@ static void sample_rtt(struct ftv_fec_conn *fc, u32 tsval, u32 tsecr)
 		   fc->srtt_ms ? (7 * fc->srtt_ms + rtt) / 8 : rtt);
 }
 
+static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
+{
+	/* Pairs with the release in alloc_work(). */
+	return smp_load_acquire(&fc->rx);
+}
+
+static void judge_reset(struct ftv_fec_conn *fc)
+{
+	fc->judge_lost = 0;
+	fc->judge_seen = 0;
+	fc->judge_repairs = 0;
+	fc->judge_rebuilt = 0;
+}
+
+/* Repairs that rebuild less than half of what was lost while they came
+ * are held back; repairs that rebuild more end the hold.
+ */
+static void judge_repairs(struct ftv_fec_conn *fc)
+{
+	u32 data = fc->judge_seen - min(fc->judge_seen, fc->judge_repairs);
+	u64 lost_data;
+
+	/* The lost messages that were data, by the share data had of
+	 * what came: lost repair messages rebuild nothing.
+	 */
+	lost_data = div64_u64((u64)fc->judge_lost * data,
+			      max(fc->judge_seen, 1U));
+	if (2 * (u64)fc->judge_rebuilt >= lost_data) {
+		fc->hold_ms = 0;
+	} else {
+		fc->hold_ms = clamp_t(u32, 4 * fc->hold_ms,
+				      FTV_FEC_HOLD_MIN_MS, FTV_FEC_HOLD_MAX_MS);
+		fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
+		fc->holding = true;
+		pr_debug("%s: repairs on %u:%u rebuilt %u of about %llu data messages lost: none asked for %u ms\n",
+			 fc->dev->name, ntohs(fc->local_port),
+			 ntohs(fc->remote_port), fc->judge_rebuilt, lost_data,
+			 fc->hold_ms);
+	}
+	WRITE_ONCE(fc->stats->last_hold_ms, fc->hold_ms);
+	judge_reset(fc);
+}
+
+/* Whether loss reports say no loss for now. */
+static bool held(const struct ftv_fec_conn *fc)
+{
+	return fc->hold_ms && time_before(jiffies, fc->held_until);
+}
+
+/* An interval ends with @lost messages lost: if repair messages came in
+ * it and could be used (the receive state was there), it counts towards
+ * their judgement; not while held, when they are those the peer sent
+ * before it heard.
+ */
+static void interval_judged(struct ftv_fec_conn *fc, u32 lost)
+{
+	if (fc->interval_repairs && rx_of(fc) && !held(fc)) {
+		fc->judge_lost += lost;
+		fc->judge_seen += fc->interval_seen;
+		fc->judge_repairs += fc->interval_repairs;
+		fc->judge_rebuilt += fc->interval_rebuilt;
+		if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
+				       FTV_FEC_JUDGE_LOST)) {
+			judge_repairs(fc);
+		} else if (fc->judge_seen >= FTV_FEC_JUDGE_SEEN_MAX) {
+			/* Too little loss to judge by: start again. */
+			judge_reset(fc);
+		}
+	}
+	fc->interval_repairs = 0;
+	fc->interval_rebuilt = 0;
+}
+
 /**
  * ftv_fec_received - count an authenticated message for the loss rate
  * @fc: its connection's FEC state
@@ -460,6 +556,15 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	here = atomic_xchg(&fc->dropped_here, 0);
 	lost = lost > here ? lost - here : 0;
 	ppm = div64_u64(lost * 1000000, advanced);
+	interval_judged(fc, min_t(u64, lost, U32_MAX));
+	if (fc->holding && !held(fc)) {
+		/* What the hold saw is the loss without repairs, which
+		 * the inner TCP made pushing at a policer; repairs sized to
+		 * it would be more of the same.
+		 */
+		fc->holding = false;
+		fc->loss_ppm = 0;
+	}
 	/* Up at once, down slowly: a repair too few costs the inner TCP
 	 * half its window, one too many a few per cent. But a whole
 	 * interval without a loss is strong evidence (at 0.5 % loss, 1,024
@@ -492,12 +597,13 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
  * @fc: the FEC state of the connection it goes on
  *
  * Return: the loss we see on what the peer sends, or 0 if this side lets
- * the peer's repair messages go unused ("fec off"): a peer on "auto"
- * would otherwise spend bandwidth on repairs nobody rebuilds from.
+ * the peer's repair messages go unused ("fec off") or found them futile
+ * (judge_repairs()): a peer on "auto" would otherwise spend bandwidth on
+ * repairs that rebuild nothing.
  */
 u32 ftv_fec_loss_to_report(const struct ftv_fec_conn *fc)
 {
-	if (setting_of(fc).mode == FTV_FEC_OFF)
+	if (setting_of(fc).mode == FTV_FEC_OFF || held(fc))
 		return 0;
 	return READ_ONCE(fc->loss_ppm);
 }
@@ -552,12 +658,6 @@ void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 	WRITE_ONCE(fc->peer_has_fec, true);
 	WRITE_ONCE(fc->peer_loss_ppm, ppm);
 	WRITE_ONCE(fc->stats->last_peer_loss_ppm, ppm);
-}
-
-static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
-{
-	/* Pairs with the release in alloc_work(). */
-	return smp_load_acquire(&fc->rx);
 }
 
 static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
@@ -664,6 +764,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 			continue;
 		skb_put_data(skb, slot->block, block_len);
 		atomic64_inc(&fc->stats->rebuilt);
+		++fc->interval_rebuilt;
 		rebuilt(arg, counter, skb);
 	}
 }
@@ -760,6 +861,7 @@ void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 	block_len = skb->len - sizeof(*msg);
 	if (block_len > FTV_FEC_MAX_LEN)
 		return;
+	++fc->interval_repairs;
 	if (!rx) {
 		/* The first valid repair message, on a connection that
 		 * negotiated FEC, is live and whose peer this side lets use

@@ -59,6 +59,9 @@ static inline struct ftv_fec_config ftv_fec_unpack(u32 packed)
  * @last_loss_ppm: the loss we last measured, on any of its connections:
  *	where a new connection's estimates start, so that a session renewal
  *	does not leave it unprotected while it measures again
+ * @last_hold_ms: the hold on repairs found futile (ftv_fec_received()),
+ *	which a new connection keeps, so that a renewal does not try them
+ *	again at once
  */
 struct ftv_fec_stats {
 	atomic64_t repair_sent;
@@ -66,6 +69,7 @@ struct ftv_fec_stats {
 	atomic64_t groups_lost;
 	u32 last_peer_loss_ppm;
 	u32 last_loss_ppm;
+	u32 last_hold_ms;
 };
 
 /**
@@ -111,6 +115,18 @@ struct ftv_fec_snapshot {
  * @interval_began: jiffies when it began
  * @interval_seen: messages received in it
  * @greatest: the greatest counter received
+ * @interval_repairs: repair messages received in the current interval
+ * @interval_rebuilt: data messages they rebuilt
+ * @judge_lost: messages lost in the intervals that had repair messages,
+ *	since repairs were last judged (ftv_fec_received())
+ * @judge_seen: messages received in those intervals
+ * @judge_repairs: repair messages among them
+ * @judge_rebuilt: data messages rebuilt in them
+ * @hold_ms: how long loss reports say no loss once repairs are judged
+ *	futile (0: they were not, or rebuilt since), growing each time
+ * @held_until: jiffies until which they say so, if @hold_ms
+ * @holding: a hold began and its end was not seen yet: the loss measured
+ *	then starts afresh, without what the hold saw
  * @dropped_here: segments of the peer's this end dropped itself (its
  *	queues were full) since the last loss interval ended: not the path's
  *	loss (ftv_fec_dropped_here())
@@ -146,6 +162,15 @@ struct ftv_fec_conn {
 	unsigned long interval_began;
 	u32 interval_seen;
 	u64 greatest;
+	u32 interval_repairs;
+	u32 interval_rebuilt;
+	u32 judge_lost;
+	u32 judge_seen;
+	u32 judge_repairs;
+	u32 judge_rebuilt;
+	u32 hold_ms;
+	unsigned long held_until;
+	bool holding;
 	atomic_t dropped_here;
 	u32 srtt_ms;
 	struct ftv_fec_rx *rx;
