@@ -6,7 +6,15 @@
 # by 20 ms (a 40 ms round trip), keeps strict conntrack, and plays the
 # censor with nftables; every offload stays at its default.
 #  - a policer of 8 Mbit/s on each connection, each way (a dynamic set
-#    keyed by the 4-tuple, as deployed censors do): 8 MB from C to S and
+#    keyed by the 4-tuple, as deployed censors do), first on the one
+#    connection of "flows 1": 4 MB each way arrive intact, and FEC's
+#    repair messages, which such drops take with the data they were to
+#    rebuild, are found futile by each receiving end (kernel log) and
+#    held back: both ends together send fewer than one for every three
+#    data segments, where repairs sized to the loss they see would be
+#    more than two for each and slow the transfer to a quarter of the
+#    rate;
+#  - then on the four connections of "flows 4": 8 MB from C to S and
 #    8 MB back arrive intact, spread over the four connections (each at
 #    least a tenth), and no policed connection is taken for a stalled
 #    one (rotations stays 0). The rate is printed, not judged: make bench
@@ -37,7 +45,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-ktap_plan 14
+ktap_plan 18
 ftv_require
 for tool in conntrack nc tc nft; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
@@ -48,8 +56,6 @@ paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
 S_KEY=$(pubkey_of s)
 C_KEY=$(pubkey_of c)
-nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
-	ktap_bail "ftvctl peer set ... flows 4 failed"
 
 # established : connections to S's listen port that R's conntrack has as
 # established
@@ -96,8 +102,14 @@ auth_drops()
 	echo "$sum"
 }
 
+# repairs_sent : FEC repair messages C and S have sent each other
+repairs_sent()
+{
+	echo $(($(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["fec_stats"]["repair_sent"]') +
+		$(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["fec_stats"]["repair_sent"]')))
+}
+
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
-wait_for 20 four_up || ktap_bail "flows 4 did not get four connections up"
 
 # ---- a policer on each connection, each way
 nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's policer"
@@ -114,8 +126,36 @@ table ip censor {
 	}
 }
 NFT
+# ---- one connection policed
+random_file small 4
+repairs0=$(repairs_sent)
+if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/small" 120; then
+	ktap_ok "one connection policed at 8 Mbit/s: 4 MB from C to S arrive intact"
+else
+	ktap_fail "one connection policed at 8 Mbit/s: 4 MB from C to S arrive intact"
+fi
+if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/small" 120; then
+	ktap_ok "one connection policed: 4 MB from S to C arrive intact"
+else
+	ktap_fail "one connection policed: 4 MB from S to C arrive intact"
+fi
+repairs=$(($(repairs_sent) - repairs0))
+# 4 MB each way, in segments of at most 1400 bytes of the tunnel's MTU
+ktap_result "one connection policed: repairs held back ($repairs sent, under 2000: a third of about 6000 data segments)" \
+	"$([ "$repairs" -lt 2000 ]; echo $?)"
+futile=$(dmesg_since "$kmark" | grep "data messages lost: none asked for")
+ktap_diag "${futile:-no end found repairs futile}"
+ktap_result "one connection policed: both ends found the repairs futile (kernel log)" \
+	"$(grep -q "repairs on $FTV_PORT:" <<<"$futile" &&
+	   grep -q "repairs on [0-9]*:$FTV_PORT " <<<"$futile"; echo $?)"
+
+# ---- four connections policed
+nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
+	ktap_bail "ftvctl peer set ... flows 4 failed"
+wait_for 20 four_up || ktap_bail "flows 4 did not get four connections up"
 nsx "$R" conntrack -Z >/dev/null 2>&1
 random_file data 8
+repairs0=$(repairs_sent)
 if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 120; then
 	ktap_ok "policed at 8 Mbit/s per connection: 8 MB from C to S arrive intact"
 else
@@ -130,7 +170,7 @@ share=$(shares)
 ktap_diag "shares of the bytes per connection: $share"
 ktap_result "policed: the transfers went over all four connections (each at least 0.10)" \
 	"$(each_tenth "$share"; echo $?)"
-ktap_diag "R's policer dropped $(nft_packets "$R" "ip censor") segments"
+ktap_diag "R's policer dropped $(nft_packets "$R" "ip censor") segments; repair messages: $(($(repairs_sent) - repairs0))"
 ktap_eq "policed: no connection taken for a stalled one (rotations)" 0 "$(rotations)"
 nsx "$R" nft delete table ip censor
 
