@@ -109,6 +109,23 @@ repairs_sent()
 		$(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["fec_stats"]["repair_sent"]')))
 }
 
+# both_ways WHAT NAME MB : $FTV_TMP/NAME, MB megabytes, from C to S and
+# back, each checked
+both_ways()
+{
+	local ns1 ns2 addr port
+
+	for ns1 in C S; do
+		ns2=S addr=10.9.0.2 port=5001
+		[ "$ns1" = S ] && ns2=C addr=10.9.0.1 port=5002
+		if transfer "${!ns1}" "${!ns2}" "$addr" "$port" "$FTV_TMP/$2" 120; then
+			ktap_ok "$1: $3 MB from $ns1 to $ns2 arrive intact"
+		else
+			ktap_fail "$1: $3 MB from $ns1 to $ns2 arrive intact"
+		fi
+	done
+}
+
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 
 # ---- a policer on each connection, each way
@@ -129,16 +146,7 @@ NFT
 # ---- one connection policed
 random_file small 4
 repairs0=$(repairs_sent)
-if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/small" 120; then
-	ktap_ok "one connection policed at 8 Mbit/s: 4 MB from C to S arrive intact"
-else
-	ktap_fail "one connection policed at 8 Mbit/s: 4 MB from C to S arrive intact"
-fi
-if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/small" 120; then
-	ktap_ok "one connection policed: 4 MB from S to C arrive intact"
-else
-	ktap_fail "one connection policed: 4 MB from S to C arrive intact"
-fi
+both_ways "one connection policed at 8 Mbit/s" small 4
 repairs=$(($(repairs_sent) - repairs0))
 # 4 MB each way, in segments of at most 1400 bytes of the tunnel's MTU
 ktap_result "one connection policed: repairs held back ($repairs sent, under 2000: a third of about 6000 data segments)" \
@@ -156,16 +164,7 @@ wait_for 20 four_up || ktap_bail "flows 4 did not get four connections up"
 nsx "$R" conntrack -Z >/dev/null 2>&1
 random_file data 8
 repairs0=$(repairs_sent)
-if transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 120; then
-	ktap_ok "policed at 8 Mbit/s per connection: 8 MB from C to S arrive intact"
-else
-	ktap_fail "policed at 8 Mbit/s per connection: 8 MB from C to S arrive intact"
-fi
-if transfer "$S" "$C" 10.9.0.1 5002 "$FTV_TMP/data" 120; then
-	ktap_ok "policed: 8 MB from S to C arrive intact"
-else
-	ktap_fail "policed: 8 MB from S to C arrive intact"
-fi
+both_ways "four connections policed at 8 Mbit/s each" data 8
 share=$(shares)
 ktap_diag "shares of the bytes per connection: $share"
 ktap_result "policed: the transfers went over all four connections (each at least 0.10)" \
