@@ -38,10 +38,12 @@
  * the rate. A censor's policer drops what exceeds its rate, in runs that
  * take a group's repair messages with its data, and repairs only add to
  * the rate it cuts: the inner TCP then loses more, and slows down. So
- * the receiving end judges what repairs achieve: when they rebuild less
- * than a quarter of the data messages lost while they came, its loss
- * reports say no loss for a while (a hold, growing while repairs stay
- * futile).
+ * the receiving end judges what repairs achieve, over the groups they
+ * announced: when they rebuild less than a quarter of those groups' lost
+ * data messages, its loss reports say no loss for a while (a hold,
+ * growing while repairs stay futile). Messages no group covers (lone
+ * small ones, such as bare acknowledgments) do not count: no repair was
+ * meant for them.
  */
 
 #include "fec.h"
@@ -78,13 +80,12 @@ enum ftv_fec_limits {
 	 * goes without rebuilding.
 	 */
 	FTV_FEC_RX_MAX = 128,
-	/* Repairs are judged once the intervals that had some lost this
-	 * many messages: at 1 % loss, a second or two of a busy path; and
-	 * sooner when they were futile before: one policer drop then.
+	/* Repairs are judged once the groups they announced lost this
+	 * many data messages: at 1 % loss, a second or two of a busy path;
+	 * and sooner when they were futile before: one policer drop then.
 	 */
 	FTV_FEC_JUDGE_LOST = 16,
 	FTV_FEC_JUDGE_LOST_AGAIN = 4,
-	FTV_FEC_JUDGE_SEEN_MAX = 1 << 24,
 	/* The hold on futile repairs: the first, and the longest; it
 	 * grows fourfold each time they are found futile again.
 	 */
@@ -119,6 +120,8 @@ struct ftv_fec_slot {
  * @base: counter of its first data message
  * @k: its data messages
  * @m: its repair messages
+ * @missing: data messages it lacked when last looked at, not counting
+ *	those whose slots newer messages took (they may have come)
  * @pending: still missing data, not given up yet
  * @deadline: jiffies after which it is given up
  */
@@ -126,6 +129,7 @@ struct ftv_fec_group {
 	u64 base;
 	u8 k;
 	u8 m;
+	u8 missing;
 	bool pending;
 	unsigned long deadline;
 };
@@ -446,41 +450,7 @@ static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
 static void judge_reset(struct ftv_fec_conn *fc)
 {
 	fc->judge_lost = 0;
-	fc->judge_seen = 0;
-	fc->judge_repairs = 0;
 	fc->judge_rebuilt = 0;
-}
-
-/* Repairs that rebuild less than a quarter of what was lost while they
- * came are held back; repairs that rebuild more end the hold. Behind a
- * policer they rebuild a few per cent, on random loss about all of it:
- * a quarter leaves room for a small sample (9 of about 19 was seen on
- * random loss under the debug kernel).
- */
-static void judge_repairs(struct ftv_fec_conn *fc)
-{
-	u32 data = fc->judge_seen - min(fc->judge_seen, fc->judge_repairs);
-	u64 lost_data;
-
-	/* The lost messages that were data, by the share data had of
-	 * what came: lost repair messages rebuild nothing.
-	 */
-	lost_data = div64_u64((u64)fc->judge_lost * data,
-			      max(fc->judge_seen, 1U));
-	if (4 * (u64)fc->judge_rebuilt >= lost_data) {
-		fc->hold_ms = 0;
-	} else {
-		fc->hold_ms = clamp_t(u32, 4 * fc->hold_ms,
-				      FTV_FEC_HOLD_MIN_MS, FTV_FEC_HOLD_MAX_MS);
-		fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
-		fc->holding = true;
-		pr_debug("%s: repairs on %u:%u rebuilt %u of about %llu data messages lost: none asked for %u ms\n",
-			 fc->dev->name, ntohs(fc->local_port),
-			 ntohs(fc->remote_port), fc->judge_rebuilt, lost_data,
-			 fc->hold_ms);
-	}
-	WRITE_ONCE(fc->stats->last_hold_ms, fc->hold_ms);
-	judge_reset(fc);
 }
 
 /* Whether loss reports say no loss for now. */
@@ -489,28 +459,42 @@ static bool held(const struct ftv_fec_conn *fc)
 	return fc->hold_ms && time_before(jiffies, fc->held_until);
 }
 
-/* An interval ends with @lost messages lost: if repair messages came in
- * it and could be used (the receive state was there), it counts towards
- * their judgement; not while held, when they are those the peer sent
- * before it heard.
+/* Repairs that rebuild less than a quarter of what their groups lost are
+ * held back; repairs that rebuild more end the hold. Behind a policer
+ * they rebuild a few per cent, on random loss about all of it.
  */
-static void interval_judged(struct ftv_fec_conn *fc, u32 lost)
+static void judge_repairs(struct ftv_fec_conn *fc)
 {
-	if (fc->interval_repairs && rx_of(fc) && !held(fc)) {
-		fc->judge_lost += lost;
-		fc->judge_seen += fc->interval_seen;
-		fc->judge_repairs += fc->interval_repairs;
-		fc->judge_rebuilt += fc->interval_rebuilt;
-		if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
-				       FTV_FEC_JUDGE_LOST)) {
-			judge_repairs(fc);
-		} else if (fc->judge_seen >= FTV_FEC_JUDGE_SEEN_MAX) {
-			/* Too little loss to judge by: start again. */
-			judge_reset(fc);
-		}
+	if (4 * fc->judge_rebuilt >= fc->judge_lost) {
+		fc->hold_ms = 0;
+	} else {
+		fc->hold_ms = clamp_t(u32, 4 * fc->hold_ms,
+				      FTV_FEC_HOLD_MIN_MS, FTV_FEC_HOLD_MAX_MS);
+		fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
+		fc->holding = true;
+		pr_debug("%s: repairs on %u:%u rebuilt %u of %u data messages their groups lost: none asked for %u ms\n",
+			 fc->dev->name, ntohs(fc->local_port),
+			 ntohs(fc->remote_port), fc->judge_rebuilt,
+			 fc->judge_lost, fc->hold_ms);
 	}
-	fc->interval_repairs = 0;
-	fc->interval_rebuilt = 0;
+	WRITE_ONCE(fc->stats->last_hold_ms, fc->hold_ms);
+	judge_reset(fc);
+}
+
+/* A group a repair message announced is done with: @lost of its data
+ * messages were missing, @rebuilt of them came back. Not while held, when
+ * its repairs are those the peer sent before it heard.
+ */
+static void group_judged(struct ftv_fec_conn *fc, unsigned int lost,
+			 unsigned int rebuilt)
+{
+	if (!lost || held(fc))
+		return;
+	fc->judge_lost += lost;
+	fc->judge_rebuilt += rebuilt;
+	if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
+			       FTV_FEC_JUDGE_LOST))
+		judge_repairs(fc);
 }
 
 /**
@@ -560,7 +544,6 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	here = atomic_xchg(&fc->dropped_here, 0);
 	lost = lost > here ? lost - here : 0;
 	ppm = div64_u64(lost * 1000000, advanced);
-	interval_judged(fc, min_t(u64, lost, U32_MAX));
 	if (fc->holding && !held(fc)) {
 		/* What the hold saw is the loss without repairs, which
 		 * the inner TCP made pushing at a policer; repairs sized to
@@ -682,6 +665,7 @@ static void give_up(struct ftv_fec_conn *fc, struct ftv_fec_group *group)
 {
 	group->pending = false;
 	atomic64_inc(&fc->stats->groups_lost);
+	group_judged(fc, group->missing, 0);
 }
 
 /* Rebuild @group's missing data from its repair messages into the
@@ -730,12 +714,20 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		      struct ftv_fec_group *group, ftv_fec_rebuilt_t rebuilt,
 		      void *arg)
 {
-	unsigned int i, j, missing = 0, nrep = 0, block_len = 0;
+	unsigned int i, j, missing = 0, nrep = 0, block_len = 0, known = 0;
 	struct ftv_fec_slot *slot;
 	struct sk_buff *skb;
 
-	for (i = 0; i < group->k; ++i)
-		missing += !find(rx, group->base + i, FTV_FEC_DATA);
+	for (i = 0; i < group->k; ++i) {
+		u64 counter = group->base + i;
+
+		if (find(rx, counter, FTV_FEC_DATA))
+			continue;
+		++missing;
+		slot = slot_of(rx, counter);
+		known += slot->kind == FTV_FEC_EMPTY || slot->counter < counter;
+	}
+	group->missing = known;
 	if (!missing) {
 		group->pending = false;
 		return;
@@ -754,6 +746,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		return;
 	}
 	group->pending = false;
+	group_judged(fc, missing, missing);
 	for (i = 0; i < group->k; ++i) {
 		u64 counter = group->base + i;
 
@@ -768,7 +761,6 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 			continue;
 		skb_put_data(skb, slot->block, block_len);
 		atomic64_inc(&fc->stats->rebuilt);
-		++fc->interval_rebuilt;
 		rebuilt(arg, counter, skb);
 	}
 }
@@ -865,7 +857,6 @@ void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 	block_len = skb->len - sizeof(*msg);
 	if (block_len > FTV_FEC_MAX_LEN)
 		return;
-	++fc->interval_repairs;
 	if (!rx) {
 		/* The first valid repair message, on a connection that
 		 * negotiated FEC, is live and whose peer this side lets use

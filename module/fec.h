@@ -59,7 +59,7 @@ static inline struct ftv_fec_config ftv_fec_unpack(u32 packed)
  * @last_loss_ppm: the loss we last measured, on any of its connections:
  *	where a new connection's estimates start, so that a session renewal
  *	does not leave it unprotected while it measures again
- * @last_hold_ms: the hold on repairs found futile (ftv_fec_received()),
+ * @last_hold_ms: the hold on repairs found futile (judge_repairs()),
  *	which a new connection keeps, so that a renewal does not try them
  *	again at once
  */
@@ -115,13 +115,9 @@ struct ftv_fec_snapshot {
  * @interval_began: jiffies when it began
  * @interval_seen: messages received in it
  * @greatest: the greatest counter received
- * @interval_repairs: repair messages received in the current interval
- * @interval_rebuilt: data messages they rebuilt
- * @judge_lost: messages lost in the intervals that had repair messages,
- *	since repairs were last judged (ftv_fec_received())
- * @judge_seen: messages received in those intervals
- * @judge_repairs: repair messages among them
- * @judge_rebuilt: data messages rebuilt in them
+ * @judge_lost: data messages missing in the groups repair messages
+ *	announced, since repairs were last judged
+ * @judge_rebuilt: those of them that repairs rebuilt
  * @hold_ms: how long loss reports say no loss once repairs are judged
  *	futile (0: they were not, or rebuilt since), growing each time
  * @held_until: jiffies until which they say so, if @hold_ms
@@ -162,11 +158,7 @@ struct ftv_fec_conn {
 	unsigned long interval_began;
 	u32 interval_seen;
 	u64 greatest;
-	u32 interval_repairs;
-	u32 interval_rebuilt;
 	u32 judge_lost;
-	u32 judge_seen;
-	u32 judge_repairs;
 	u32 judge_rebuilt;
 	u32 hold_ms;
 	unsigned long held_until;
