@@ -81,10 +81,11 @@ enum ftv_fec_limits {
 	 */
 	FTV_FEC_RX_MAX = 128,
 	/* Repairs are judged once the groups they announced lost this
-	 * many data messages: at 1 % loss, a second or two of a busy path;
-	 * and sooner when they were futile before: one policer drop then.
+	 * many data messages: behind a policer, which takes repairs with
+	 * data, the groups a repair of still reaches lose a few each; and
+	 * sooner when they were futile before: one policer drop then.
 	 */
-	FTV_FEC_JUDGE_LOST = 16,
+	FTV_FEC_JUDGE_LOST = 8,
 	FTV_FEC_JUDGE_LOST_AGAIN = 4,
 	/* The hold on futile repairs: the first, and the longest; it
 	 * grows fourfold each time they are found futile again.
@@ -447,6 +448,15 @@ static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
 	return smp_load_acquire(&fc->rx);
 }
 
+/* The receive state is there: groups from the next counter on are
+ * judged. Data of earlier ones came before it, and was not kept.
+ */
+static void rx_begun(struct ftv_fec_conn *fc)
+{
+	if (!fc->judge_from)
+		fc->judge_from = fc->greatest + 1;
+}
+
 static void judge_reset(struct ftv_fec_conn *fc)
 {
 	fc->judge_lost = 0;
@@ -481,14 +491,16 @@ static void judge_repairs(struct ftv_fec_conn *fc)
 	judge_reset(fc);
 }
 
-/* A group a repair message announced is done with: @lost of its data
- * messages were missing, @rebuilt of them came back. Not while held, when
- * its repairs are those the peer sent before it heard.
+/* @group, which a repair message announced, is done with: @lost of its
+ * data messages were missing, @rebuilt of them came back. Not while held,
+ * when its repairs are those the peer sent before it heard; nor a group
+ * that began before the receive state was there.
  */
-static void group_judged(struct ftv_fec_conn *fc, unsigned int lost,
+static void group_judged(struct ftv_fec_conn *fc,
+			 const struct ftv_fec_group *group, unsigned int lost,
 			 unsigned int rebuilt)
 {
-	if (!lost || held(fc))
+	if (!lost || held(fc) || group->base < fc->judge_from)
 		return;
 	fc->judge_lost += lost;
 	fc->judge_rebuilt += rebuilt;
@@ -665,7 +677,7 @@ static void give_up(struct ftv_fec_conn *fc, struct ftv_fec_group *group)
 {
 	group->pending = false;
 	atomic64_inc(&fc->stats->groups_lost);
-	group_judged(fc, group->missing, 0);
+	group_judged(fc, group, group->missing, 0);
 }
 
 /* Rebuild @group's missing data from its repair messages into the
@@ -746,7 +758,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		return;
 	}
 	group->pending = false;
-	group_judged(fc, missing, missing);
+	group_judged(fc, group, missing, missing);
 	for (i = 0; i < group->k; ++i) {
 		u64 counter = group->base + i;
 
@@ -788,6 +800,7 @@ void ftv_fec_keep(struct ftv_fec_conn *fc, u64 counter,
 
 	if (!rx || skb->len > FTV_FEC_MAX_LEN)
 		return;
+	rx_begun(fc);
 	slot = slot_of(rx, counter);
 	slot->counter = counter;
 	slot->kind = FTV_FEC_DATA;
@@ -870,6 +883,7 @@ void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 		}
 		return;
 	}
+	rx_begun(fc);
 	slot = slot_of(rx, counter);
 	slot->counter = counter;
 	slot->kind = FTV_FEC_REPAIR;

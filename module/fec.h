@@ -118,6 +118,9 @@ struct ftv_fec_snapshot {
  * @judge_lost: data messages missing in the groups repair messages
  *	announced, since repairs were last judged
  * @judge_rebuilt: those of them that repairs rebuilt
+ * @judge_from: the first group counter judged: the one after the
+ *	greatest received when the receive state was first used (0: not
+ *	yet)
  * @hold_ms: how long loss reports say no loss once repairs are judged
  *	futile (0: they were not, or rebuilt since), growing each time
  * @held_until: jiffies until which they say so, if @hold_ms
@@ -160,6 +163,7 @@ struct ftv_fec_conn {
 	u64 greatest;
 	u32 judge_lost;
 	u32 judge_rebuilt;
+	u64 judge_from;
 	u32 hold_ms;
 	unsigned long held_until;
 	bool holding;
