@@ -39,8 +39,8 @@
  * take a group's repair messages with its data, and repairs only add to
  * the rate it cuts: the inner TCP then loses more, and slows down. So
  * the receiving end judges what repairs achieve, over the groups they
- * announced: when they rebuild less than a quarter of those groups' lost
- * data messages, its loss reports say no loss for a while (a hold,
+ * announced: when they rebuild less than a quarter of the groups that
+ * lost data, its loss reports say no loss for a while (a hold,
  * growing while repairs stay futile). Messages no group covers (lone
  * small ones, such as bare acknowledgments) do not count: no repair was
  * meant for them.
@@ -80,10 +80,8 @@ enum ftv_fec_limits {
 	 * goes without rebuilding.
 	 */
 	FTV_FEC_RX_MAX = 128,
-	/* Repairs are judged once the groups they announced lost this
-	 * many data messages: behind a policer, which takes repairs with
-	 * data, the groups a repair of still reaches lose a few each; and
-	 * sooner when they were futile before: one policer drop then.
+	/* Repairs are judged once this many of the groups they announced
+	 * lost data; sooner when they were futile before.
 	 */
 	FTV_FEC_JUDGE_LOST = 8,
 	FTV_FEC_JUDGE_LOST_AGAIN = 4,
@@ -469,9 +467,9 @@ static bool held(const struct ftv_fec_conn *fc)
 	return fc->hold_ms && time_before(jiffies, fc->held_until);
 }
 
-/* Repairs that rebuild less than a quarter of what their groups lost are
- * held back; repairs that rebuild more end the hold. Behind a policer
- * they rebuild a few per cent, on random loss about all of it.
+/* Repairs that rebuild less than a quarter of the groups that lost data
+ * are held back; repairs that rebuild more end the hold. Behind a policer
+ * they rebuild a few per cent, on random loss about all of them.
  */
 static void judge_repairs(struct ftv_fec_conn *fc)
 {
@@ -482,7 +480,7 @@ static void judge_repairs(struct ftv_fec_conn *fc)
 				      FTV_FEC_HOLD_MIN_MS, FTV_FEC_HOLD_MAX_MS);
 		fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
 		fc->holding = true;
-		pr_debug("%s: repairs on %u:%u rebuilt %u of %u data messages their groups lost: none asked for %u ms\n",
+		pr_debug("%s: repairs on %u:%u rebuilt %u of %u groups that lost data: none asked for %u ms\n",
 			 fc->dev->name, ntohs(fc->local_port),
 			 ntohs(fc->remote_port), fc->judge_rebuilt,
 			 fc->judge_lost, fc->hold_ms);
@@ -502,8 +500,11 @@ static void group_judged(struct ftv_fec_conn *fc,
 {
 	if (!lost || held(fc) || group->base < fc->judge_from)
 		return;
-	fc->judge_lost += lost;
-	fc->judge_rebuilt += rebuilt;
+	/* By groups, not messages: a run that takes a whole group's data
+	 * (netem dropping a superpacket) counts once among many rebuilt.
+	 */
+	++fc->judge_lost;
+	fc->judge_rebuilt += !!rebuilt;
 	if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
 			       FTV_FEC_JUDGE_LOST))
 		judge_repairs(fc);

@@ -115,8 +115,8 @@ struct ftv_fec_snapshot {
  * @interval_began: jiffies when it began
  * @interval_seen: messages received in it
  * @greatest: the greatest counter received
- * @judge_lost: data messages missing in the groups repair messages
- *	announced, since repairs were last judged
+ * @judge_lost: groups announced by repair messages that lost data, since
+ *	repairs were last judged
  * @judge_rebuilt: those of them that repairs rebuilt
  * @judge_from: the first group counter judged: the one after the
  *	greatest received when the receive state was first used (0: not

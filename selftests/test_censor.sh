@@ -151,7 +151,7 @@ repairs=$(($(repairs_sent) - repairs0))
 # 4 MB each way, in segments of at most 1400 bytes of the tunnel's MTU
 ktap_result "one connection policed: repairs held back ($repairs sent, under 2000: a third of about 6000 data segments)" \
 	"$([ "$repairs" -lt 2000 ]; echo $?)"
-futile=$(dmesg_since "$kmark" | grep "data messages their groups lost: none asked for")
+futile=$(dmesg_since "$kmark" | grep "groups that lost data: none asked for")
 ktap_diag "${futile:-no end found repairs futile}"
 ktap_result "one connection policed: both ends found the repairs futile (kernel log)" \
 	"$(grep -q "repairs on $FTV_PORT:" <<<"$futile" &&

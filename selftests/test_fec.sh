@@ -161,7 +161,7 @@ no_repair()
 }
 
 ktap_eq "random loss: neither end found the repairs futile (kernel log)" 0 \
-	"$(dmesg_since "$kmark" | grep -c "data messages their groups lost: none asked for")"
+	"$(dmesg_since "$kmark" | grep -c "groups that lost data: none asked for")"
 
 # ---- fec off on B only: B rebuilds nothing, so its loss reports say
 # none, and A, on auto, sends no repair that nobody would use
