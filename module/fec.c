@@ -84,6 +84,11 @@ enum ftv_fec_limits {
 	 * lost data; sooner when they were futile before.
 	 */
 	FTV_FEC_JUDGE_LOST = 8,
+	/* Counters that never came, this many in a row between two groups
+	 * a repair announced: a group lost whole, repairs and all (random
+	 * loss of 10 % makes such a run once in 10^8).
+	 */
+	FTV_FEC_RUN = 8,
 	FTV_FEC_JUDGE_LOST_AGAIN = 4,
 	/* The hold on futile repairs: the first, and the longest; it
 	 * grows fourfold each time they are found futile again.
@@ -446,6 +451,11 @@ static struct ftv_fec_rx *rx_of(struct ftv_fec_conn *fc)
 	return smp_load_acquire(&fc->rx);
 }
 
+static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
+{
+	return &rx->slot[counter % FTV_FEC_SLOTS];
+}
+
 /* The receive state is there: groups from the next counter on are
  * judged. Data of earlier ones came before it, and was not kept.
  */
@@ -489,6 +499,16 @@ static void judge_repairs(struct ftv_fec_conn *fc)
 	judge_reset(fc);
 }
 
+static void judge_count(struct ftv_fec_conn *fc, unsigned int lost,
+			unsigned int rebuilt)
+{
+	fc->judge_lost += lost;
+	fc->judge_rebuilt += rebuilt;
+	if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
+			       FTV_FEC_JUDGE_LOST))
+		judge_repairs(fc);
+}
+
 /* @group, which a repair message announced, is done with: @lost of its
  * data messages were missing, @rebuilt of them came back. Not while held,
  * when its repairs are those the peer sent before it heard; nor a group
@@ -503,11 +523,36 @@ static void group_judged(struct ftv_fec_conn *fc,
 	/* By groups, not messages: a run that takes a whole group's data
 	 * (netem dropping a superpacket) counts once among many rebuilt.
 	 */
-	++fc->judge_lost;
-	fc->judge_rebuilt += !!rebuilt;
-	if (fc->judge_lost >= (fc->hold_ms ? FTV_FEC_JUDGE_LOST_AGAIN :
-			       FTV_FEC_JUDGE_LOST))
-		judge_repairs(fc);
+	judge_count(fc, 1, !!rebuilt);
+}
+
+/* Before @group is done with, the runs of counters that never came
+ * since the last group: groups lost whole, which no repair announced.
+ */
+static void gap_judged(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
+		       const struct ftv_fec_group *group)
+{
+	u64 c = max(fc->scan_next, fc->judge_from), end = group->base;
+	unsigned int run = 0, runs = 0;
+	struct ftv_fec_slot *slot;
+
+	fc->scan_next = max(fc->scan_next, group->base + group->k + group->m);
+	if (!fc->judge_from || held(fc) || end <= c)
+		return;
+	/* Only what the ring still says something of. */
+	if (end - c > FTV_FEC_SLOTS)
+		c = end - FTV_FEC_SLOTS;
+	for (; c < end; ++c) {
+		slot = slot_of(rx, c);
+		if (slot->kind == FTV_FEC_EMPTY || slot->counter < c) {
+			if (++run == FTV_FEC_RUN)
+				++runs;
+		} else {
+			run = 0;
+		}
+	}
+	if (runs)
+		judge_count(fc, runs, 0);
 }
 
 /**
@@ -660,11 +705,6 @@ void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb)
 	WRITE_ONCE(fc->stats->last_peer_loss_ppm, ppm);
 }
 
-static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
-{
-	return &rx->slot[counter % FTV_FEC_SLOTS];
-}
-
 /* The slot holding message @counter of @kind, or NULL. */
 static struct ftv_fec_slot *find(struct ftv_fec_rx *rx, u64 counter,
 				 u8 kind)
@@ -676,6 +716,10 @@ static struct ftv_fec_slot *find(struct ftv_fec_rx *rx, u64 counter,
 
 static void give_up(struct ftv_fec_conn *fc, struct ftv_fec_group *group)
 {
+	struct ftv_fec_rx *rx = rx_of(fc);
+
+	if (rx)
+		gap_judged(fc, rx, group);
 	group->pending = false;
 	atomic64_inc(&fc->stats->groups_lost);
 	group_judged(fc, group, group->missing, 0);
@@ -742,6 +786,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 	}
 	group->missing = known;
 	if (!missing) {
+		gap_judged(fc, rx, group);
 		group->pending = false;
 		return;
 	}
@@ -758,6 +803,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		give_up(fc, group);
 		return;
 	}
+	gap_judged(fc, rx, group);
 	group->pending = false;
 	group_judged(fc, group, missing, missing);
 	for (i = 0; i < group->k; ++i) {
