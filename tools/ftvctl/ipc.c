@@ -121,6 +121,9 @@ static int reply_report(const struct reply *reply)
 
 /* ---- the socket --------------------------------------------------------- */
 
+/* Room for any message the module sends: a reply of at most 64 KiB. */
+#define FTV_MSG_BUF_SIZE (64 * 1024)
+
 static struct nl_sock *socket_open(void)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -146,8 +149,15 @@ static struct nl_sock *socket_open(void)
 		   &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK,
 		   &one, sizeof(one));
-	/* Lets libnl grow its buffer to fit the largest dump message. */
-	nl_socket_enable_msg_peek(sk);
+	/*
+	 * One read per message into a buffer that holds the largest there
+	 * is (a do request's reply is at most 64 KiB; the kernel sizes dump
+	 * messages by the largest read, capped at 32 KiB), not a peek to
+	 * size the buffer and a second read of the same bytes: at 10^5
+	 * peers show's dump is tens of megabytes.
+	 */
+	nl_socket_disable_msg_peek(sk);
+	nl_socket_set_msg_buf_size(sk, FTV_MSG_BUF_SIZE);
 	return sk;
 }
 
