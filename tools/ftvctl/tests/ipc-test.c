@@ -293,13 +293,32 @@ static void test_dump_malformed(void)
 	struct reply reply = { 0 };
 	struct nl_msg *msg = dump_msg(7);
 	struct nlattr *peers = nest_start(msg, FTV_A_PEERS);
-	struct nlattr *peer = nest_start(msg, FTV_A_PEER);
+	struct nlattr *peer = nest_start(msg, FTV_A_PEER), *state;
+	uint8_t key[FTV_KEY_LEN];
 
 	nla_put(msg, FTV_PEER_A_PUBLIC_KEY, 31, "short key, one byte too short!");
 	nla_nest_end(msg, peer);
 	nla_nest_end(msg, peers);
 	check(ipc_read_device_msg(msg, &reply) == NL_STOP && reply.err == -EBADMSG &&
 	      !strcmp(reply.msg, MALFORMED), "dump: short key refused");
+	nlmsg_free(msg);
+	devices_free(reply.first);
+
+	/* An attribute that says it is longer than its nest. */
+	memset(&reply, 0, sizeof(reply));
+	msg = dump_msg(7);
+	peers = nest_start(msg, FTV_A_PEERS);
+	peer = nest_start(msg, FTV_A_PEER);
+	fill_key(key, 1);
+	nla_put(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, key);
+	state = nlmsg_tail(nlmsg_hdr(msg));
+	nla_put_u8(msg, FTV_PEER_A_STATE, FTV_PEER_STATE_IDLE);
+	nla_nest_end(msg, peer);
+	nla_nest_end(msg, peers);
+	state->nla_len += 8;
+	check(ipc_read_device_msg(msg, &reply) == NL_STOP &&
+	      reply.err == -EBADMSG && !strcmp(reply.msg, MALFORMED),
+	      "dump: attribute past the end of its nest refused");
 	nlmsg_free(msg);
 	devices_free(reply.first);
 }
