@@ -49,7 +49,7 @@
 # which no short-path test built.
 #
 # Tests (BENCH_TESTS picks some): tcp1 and tcp4 (one and four TCP streams,
-# A->B and B->A), pps (64-byte UDP payloads
+# A->B and B->A), pps and pps256 (64-byte and 256-byte UDP payloads
 # as fast as iperf3 sends them; packets counted as received by B's tunnel
 # device), rtt (idle ping round trips through each configuration), loss
 # (one stream A->B with netem delay 10 ms and 0/0.1/0.5/1/5 %
@@ -83,9 +83,10 @@
 # answered, the freeze's drops and the connections past 16 KB in R's
 # conntrack are recorded after each run), aead
 # (once a repeat, not per
-# configuration: the kernel's ChaCha20-Poly1305 sealing 1420-byte messages
-# on one CPU, as tcrypt measures it: the ceiling one CPU's worth of crypto
-# puts on a stream). Through every run, /proc/stat and the receiving
+# configuration: the kernel's ChaCha20-Poly1305 sealing and opening
+# 1420-byte messages on one CPU, as tcrypt measures it: the ceiling the
+# two CPUs' crypto puts on a stream whose every byte is sealed once and
+# opened once). Through every run, /proc/stat and the receiving
 # device's counters are sampled every half second (CPU per GB, packets per
 # second). After the repeats, unless BENCH_WIRE=0: one and four ftv
 # streams captured where each side sends, for tshark's view of the outer
@@ -107,7 +108,7 @@
 # BENCH_PPS_TIME (6 s), BENCH_PATH_TIME (10 s per path run, after
 # BENCH_PATH_OMIT=3 s; 5 and 2 with BENCH_QUICK; BENCH_PATH_WARMUP=3 s of
 # traffic, not measured, whenever a router's delay or loss changes),
-# BENCH_TESTS ("tcp1 tcp4 pps rtt aead loss path flows"), BENCH_CONFIGS
+# BENCH_TESTS ("tcp1 tcp4 pps pps256 rtt aead loss path flows"), BENCH_CONFIGS
 # ("veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp
 # path-wireguard path-ftv path-ftv-fecoff path-ftv4"), BENCH_LOSS
 # ("0 0.1 0.5 1 5"), BENCH_RTTS ("10 40 100 200", round trips in ms),
@@ -164,7 +165,7 @@ for kind in "${FLOWS_KINDS[@]}"; do
 	*) echo "bench: BENCH_FLOWS_UNITS: no flows unit of kind '$kind' (clean, police, hole, freeze)" >&2 ;;
 	esac
 done
-read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps rtt aead loss path flows}"
+read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps pps256 rtt aead loss path flows}"
 read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp path-wireguard path-ftv path-ftv-fecoff path-ftv4}"
 read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
 # Set but empty, a path list means none (BENCH_PATH_FEC_LOSS="" drops the
@@ -340,26 +341,40 @@ rtt()
 # aead_ceiling REPEAT : tcrypt's speed test of the kernel's ChaCha20-Poly1305
 # AEAD on the CPU it runs on (mode 213: rfc7539esp(chacha20,poly1305),
 # which seals as ftv's rfc7539 does, with 8 more bytes of associated
-# data), one second per message size; the 1420-byte sealing figure is kept.
+# data), one second per message size; the 1420-byte sealing and opening
+# figures are kept. A stream's bytes are each sealed once and opened once:
+# on two CPUs that caps it at 2 / (1/seal + 1/open) (report.py).
 # tcrypt always refuses to stay loaded, so modprobe "fails".
 aead_ceiling()
 {
-	local r=$1 mark line bytes secs
+	local r=$1 mark bytes secs obytes osecs
 
 	mark="ftv-bench-aead-$r-$$"
 	echo "$mark" >/dev/kmsg
 	taskset -c 0 modprobe tcrypt mode=213 sec=1 >/dev/null 2>&1
 	dmesg | sed -n "/$mark/,\$p" >"$LOGS/r$r-aead.log"
 	# "... (256 bit key, 1420 byte blocks): 12345 operations in 1 seconds (17529900 bytes)"
-	line=$(awk '/testing speed of .*encryption/ { enc = 1 }
-		/testing speed of .*decryption/ { enc = 0 }
-		enc && / 1420 byte blocks/ { print; exit }' "$LOGS/r$r-aead.log")
-	bytes=$(sed -n 's/.*(\([0-9]*\) bytes).*/\1/p' <<<"$line")
-	secs=$(sed -n 's/.* in \([0-9]*\) seconds.*/\1/p' <<<"$line")
-	printf '{"repeat":%d,"config":"aead","test":"aead","rc":%d,"bytes":%s,"seconds":%s}\n' \
+	read -r bytes secs < <(aead_figures encryption "$LOGS/r$r-aead.log")
+	read -r obytes osecs < <(aead_figures decryption "$LOGS/r$r-aead.log")
+	printf '{"repeat":%d,"config":"aead","test":"aead","rc":%d,"bytes":%s,"seconds":%s,"open_bytes":%s,"open_seconds":%s}\n' \
 		"$r" "$([ -n "$bytes" ]; echo $?)" "${bytes:-null}" "${secs:-null}" \
-		>>"$SAMPLES"
-	say "r$r aead: ${bytes:-?} bytes sealed in ${secs:-?} s (1420-byte messages, one CPU)"
+		"${obytes:-null}" "${osecs:-null}" >>"$SAMPLES"
+	say "r$r aead: ${bytes:-?} bytes sealed in ${secs:-?} s, ${obytes:-?} opened in ${osecs:-?} s (1420-byte messages, one CPU)"
+}
+
+# aead_figures encryption|decryption LOG : "BYTES SECONDS" of tcrypt's
+# 1420-byte line in that part of LOG, or nothing
+aead_figures()
+{
+	awk -v want="$1" '/testing speed of / { on = index($0, want) > 0 }
+		on && / 1420 byte blocks/ {
+			if (match($0, /in [0-9]+ seconds/))
+				secs = substr($0, RSTART + 3, RLENGTH - 11)
+			if (match($0, /\([0-9]+ bytes\)/))
+				bytes = substr($0, RSTART + 1, RLENGTH - 8)
+			print bytes, secs
+			exit
+		}' "$2"
 }
 
 # netem NS DEV LOSS [DELAY] : delay (default $DELAY) and loss on DEV's
@@ -409,6 +424,9 @@ run()
 	pps)
 		measure "$r" "$cfg" pps "$PPS_T" 0 "$ANCHOR_B" "$DEV_B" \
 			-u -l 64 -b 0 ;;
+	pps256)
+		measure "$r" "$cfg" pps256 "$PPS_T" 0 "$ANCHOR_B" "$DEV_B" \
+			-u -l 256 -b 0 ;;
 	rtt)
 		rtt "$r" "$cfg" ;;
 	loss_*)
@@ -1233,7 +1251,7 @@ units()
 	for t in "${TESTS[@]}"; do
 		case $t in
 		tcp1 | tcp4) echo "${t}_fwd" "${t}_rev" ;;
-		pps | rtt) echo "$t" ;;
+		pps | pps256 | rtt) echo "$t" ;;
 		aead) ;;
 		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
 		path) path_units ;;
