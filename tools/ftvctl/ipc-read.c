@@ -87,30 +87,47 @@ static bool attr_valid(const struct nlattr *a, const struct nla_policy *pt)
 		minlen = attr_type_minlen[pt->type];
 	if (len < minlen || (pt->maxlen && len > pt->maxlen))
 		return false;
-	return pt->type != NLA_STRING || ((char *)attr_data(a))[len - 1] == '\0';
+	return pt->type != NLA_STRING ||
+	       ((char *)attr_data(a))[len - 1] == '\0';
 }
+
+/* Whether @a lies whole within the @rem bytes from it. */
+static inline bool attr_ok(const struct nlattr *a, int rem)
+{
+	return rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= rem;
+}
+
+/* The attribute after @a, with @rem less what @a took. */
+static inline struct nlattr *attr_next(const struct nlattr *a, int *rem)
+{
+	*rem -= NLA_ALIGN(a->nla_len);
+	return (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+}
+
+/* Each attribute @pos in the nest @nest; @rem: the bytes left. */
+#define attr_for_each_nested(pos, nest, rem)				\
+	for (pos = attr_data(nest), rem = attr_len(nest);		\
+	     attr_ok(pos, rem); pos = attr_next(pos, &rem))
 
 /* The attributes in @len bytes at @head into @tb, by type up to @max. */
 static int attrs_parse(struct nlattr **tb, int max, void *head, int len,
 		       const struct nla_policy *policy)
 {
-	struct nlattr *a = head;
+	struct nlattr *a;
 	int type;
 
 	memset(tb, 0, sizeof(*tb) * (max + 1));
-	while (len >= NLA_HDRLEN) {
-		if (a->nla_len < NLA_HDRLEN || a->nla_len > len)
-			return -EBADMSG;
+	for (a = head; attr_ok(a, len); a = attr_next(a, &len)) {
 		type = a->nla_type & NLA_TYPE_MASK;
-		if (type <= max) {
-			if (policy && !attr_valid(a, &policy[type]))
-				return -EBADMSG;
-			tb[type] = a;
-		}
-		len -= NLA_ALIGN(a->nla_len);
-		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+		if (type > max)
+			continue;
+		if (policy && !attr_valid(a, &policy[type]))
+			return -EBADMSG;
+		tb[type] = a;
 	}
-	return 0;
+	/* A header left over that does not fit: cut short, or lying. */
+	return len >= NLA_HDRLEN ? -EBADMSG : 0;
 }
 
 static inline int attrs_nested(struct nlattr **tb, int max,
@@ -119,14 +136,6 @@ static inline int attrs_nested(struct nlattr **tb, int max,
 {
 	return attrs_parse(tb, max, attr_data(nest), attr_len(nest), policy);
 }
-
-/* Each attribute @pos in the nest @nest; @rem: the bytes left. */
-#define attr_for_each_nested(pos, nest, rem)				\
-	for (pos = attr_data(nest), rem = attr_len(nest);		\
-	     rem >= NLA_HDRLEN && pos->nla_len >= NLA_HDRLEN &&		\
-	     pos->nla_len <= rem;						\
-	     rem -= NLA_ALIGN(pos->nla_len),				\
-	     pos = (struct nlattr *)((char *)pos + NLA_ALIGN(pos->nla_len)))
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_IFINDEX] = { .type = NLA_U32 },
@@ -572,7 +581,7 @@ int ipc_read_event(struct peer_event *ev, struct nl_msg *msg)
 	if (msg_parse(nlh, tb) < 0 ||
 	    !tb[FTV_A_IFINDEX] || !tb[FTV_A_EVENT] || !tb[FTV_A_PEER] ||
 	    attrs_nested(ptb, FTV_PEER_A_MAX, tb[FTV_A_PEER],
-			     peer_policy) < 0 ||
+			 peer_policy) < 0 ||
 	    !ptb[FTV_PEER_A_PUBLIC_KEY])
 		return -EBADMSG;
 	memset(ev, 0, sizeof(*ev));
