@@ -456,6 +456,16 @@ static struct ftv_fec_slot *slot_of(struct ftv_fec_rx *rx, u64 counter)
 	return &rx->slot[counter % FTV_FEC_SLOTS];
 }
 
+/* Whether message @counter never came: its slot is empty or holds an
+ * older message (a newer one in it says nothing of @counter).
+ */
+static bool never_came(struct ftv_fec_rx *rx, u64 counter)
+{
+	const struct ftv_fec_slot *slot = slot_of(rx, counter);
+
+	return slot->kind == FTV_FEC_EMPTY || slot->counter < counter;
+}
+
 /* The receive state is there: groups from the next counter on are
  * judged. Data of earlier ones came before it, and was not kept.
  */
@@ -534,7 +544,6 @@ static void gap_judged(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 {
 	u64 c = max(fc->scan_next, fc->judge_from), end = group->base;
 	unsigned int run = 0, runs = 0;
-	struct ftv_fec_slot *slot;
 
 	fc->scan_next = max(fc->scan_next, group->base + group->k + group->m);
 	if (!fc->judge_from || held(fc) || end <= c)
@@ -543,13 +552,10 @@ static void gap_judged(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 	if (end - c > FTV_FEC_SLOTS)
 		c = end - FTV_FEC_SLOTS;
 	for (; c < end; ++c) {
-		slot = slot_of(rx, c);
-		if (slot->kind == FTV_FEC_EMPTY || slot->counter < c) {
-			if (++run == FTV_FEC_RUN)
-				++runs;
-		} else {
+		if (!never_came(rx, c))
 			run = 0;
-		}
+		else if (++run == FTV_FEC_RUN)
+			++runs;
 	}
 	if (runs)
 		judge_count(fc, runs, 0);
@@ -781,8 +787,7 @@ static void try_group(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		if (find(rx, counter, FTV_FEC_DATA))
 			continue;
 		++missing;
-		slot = slot_of(rx, counter);
-		known += slot->kind == FTV_FEC_EMPTY || slot->counter < counter;
+		known += never_came(rx, counter);
 	}
 	group->missing = known;
 	if (!missing) {
