@@ -41,7 +41,7 @@
  * the receiving end judges what repairs achieve, over the groups they
  * announced: when they rebuild less than a quarter of the groups that
  * lost data, its loss reports say no loss for a while (a hold,
- * growing while repairs stay futile). Messages no group covers (lone
+ * growing while repairs stay futile, until they rebuild half). Messages no group covers (lone
  * small ones, such as bare acknowledgments) do not count: no repair was
  * meant for them.
  */
@@ -488,12 +488,16 @@ static bool held(const struct ftv_fec_conn *fc)
 }
 
 /* Repairs that rebuild less than a quarter of the groups that lost data
- * are held back; repairs that rebuild more end the hold. Behind a policer
- * they rebuild a few per cent, on random loss about all of them.
+ * are held back; after a hold, only repairs that rebuild half of them end
+ * it. Behind a policer they rebuild a few per cent, on random loss about
+ * all of them; but one lucky group of the four judged after a hold is a
+ * quarter, and would send the repairs out again into the policer.
  */
 static void judge_repairs(struct ftv_fec_conn *fc)
 {
-	if (4 * fc->judge_rebuilt >= fc->judge_lost) {
+	unsigned int part = fc->hold_ms ? 2 : 4;
+
+	if (part * fc->judge_rebuilt >= fc->judge_lost) {
 		fc->hold_ms = 0;
 	} else {
 		fc->hold_ms = clamp_t(u32, 4 * fc->hold_ms,
