@@ -77,6 +77,7 @@ enum ftv_conn_state {
  *	connection for and that have not left yet (flow.c)
  * @una_since: jiffies when @snd_una last moved, or when data went out
  *	with nothing unacknowledged before it (flow.c)
+ * @heard_at: jiffies when an authenticated segment last came on it
  * @data_end: @snd_nxt after the last message that carried a packet
  * @owes: it received a packet that nothing sent on it acknowledged yet
  * @stalled: the initiator found it stalled; nothing new goes on it
@@ -121,6 +122,7 @@ struct ftv_conn {
 	u32 join_index;
 	atomic_t queued;
 	unsigned long una_since;
+	unsigned long heard_at;
 	u32 data_end;
 	bool owes;
 	bool stalled;

@@ -4,22 +4,27 @@
  * goes on the established connection with the least on its way: sent and
  * not acknowledged, or chosen and not sent yet. A connection that a censor
  * polices or starves is acknowledged slowly or not at all, so it has more
- * and more on its way and gets less and less. Small messages (the inner
- * TCP's ACKs, pings) go where an acknowledgment is owed, so that a
- * request's answer comes back on the connection the request came on.
+ * and more on its way and gets less and less; one from which nothing at
+ * all came for two round trips while its data waited gets none while
+ * another may, so that the inner TCP does not resend into a black hole
+ * what it lost there. Small messages (the inner TCP's ACKs, pings) go
+ * where an acknowledgment is owed, so that a request's answer comes back
+ * on the connection the request came on.
  *
  * Every FTV_FLOW_CHECK_MS while joins are up, each end gives up the gaps
  * that losses left in what it received on each connection (which new data
  * would otherwise prompt, faketcp.c), acknowledges with a sealed keepalive
- * the data it got on a connection and has not answered there, and the
- * initiator looks for a connection whose data has gone
- * unanswered for max(2 x SRTT, FTV_FLOW_STALL_MIN_MS) while another one of
- * the session was answered in that time (plus the time the peer takes to
+ * the data it got on a connection and has not answered there, probes with
+ * one a connection that looks cut off (if a policer dropped only the tail
+ * of its data, the peer has seen nothing missing, and would never answer),
+ * and the initiator looks for a connection whose data has gone unanswered
+ * for max(2 x SRTT, FTV_FLOW_STALL_MIN_MS) while another one of the
+ * session was answered in that time (plus the time the peer takes to
  * acknowledge past a loss, so that a lossy connection is not taken for a
- * stalled one). Such a connection gets no more
- * data: a join is retired (conn.c), the responder is told, and the connect
- * work opens a join in its place; the opener, which cannot be replaced
- * without a key exchange, is left out of the choice, and a new session is
+ * stalled one). Such a connection gets no more data: a join is retired
+ * (conn.c), the responder is told, and the connect work opens a join in
+ * its place; the opener, which cannot be replaced without a key exchange,
+ * is left out of the choice, and a new session is
  * asked for. Only sealed messages move these numbers: a segment without a
  * valid tag changes nothing here.
  *
@@ -83,47 +88,6 @@ bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
 	       len + FTV_FLOW_OVERHEAD <= budget;
 }
 
-/**
- * ftv_flow_pick - the connection of @conn's session to send a message on
- * @conn: the peer's current connection, under RCU (bottom halves off)
- * @len: the message's inner length
- *
- * Return: the established connection with the least on its way, in turn
- * among equals; for a small message, one that owes an acknowledgment if
- * there is one. @conn when its session has no join up and no budget
- * applies to it; NULL when every connection has carried its budget.
- */
-struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len)
-{
-	struct ftv_session *s = conn->session;
-	bool small = len <= FTV_FLOW_SMALL, owes, best_owes = false;
-	struct ftv_conn *best = NULL, *c;
-	u32 least = U32_MAX, load;
-	unsigned int i, start;
-
-	if (!READ_ONCE(s->joins_up) && !READ_ONCE(conn->budget) &&
-	    !READ_ONCE(conn->spent))
-		return conn;
-	start = atomic_inc_return(&s->pick);
-	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
-		c = rcu_dereference_bh(s->up[(start + i) % FTV_SESSION_FLOWS]);
-		if (!c || !ftv_flow_may_send(c, len))
-			continue;
-		owes = small && READ_ONCE(c->owes);
-		if (owes < best_owes)
-			continue;
-		load = flow_load(c);
-		if (owes > best_owes || load < least) {
-			best = c;
-			least = load;
-			best_owes = owes;
-		}
-	}
-	if (!best && READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED)
-		return conn;
-	return best;
-}
-
 /* Whether data sent on @c is not acknowledged yet: the end of the last
  * data lies past snd_una and not past snd_nxt (before any data went out,
  * @data_end is 0, which is anywhere).
@@ -133,6 +97,71 @@ static bool flow_waiting(const struct ftv_conn *c)
 	u32 una = atomic_read(&c->snd_una), end = READ_ONCE(c->data_end);
 
 	return end - una - 1 < (u32)atomic_read(&c->snd_nxt) - una;
+}
+
+/* Whether @c looks cut off: its data has waited, and nothing at all came
+ * on it, for twice the round trip and a check more, while another
+ * connection of the session was answered. It gets no new data while
+ * another may (ftv_flow_pick()): the inner TCP would send its
+ * retransmissions into the same hole, and lose them again. A policed or
+ * lossy connection still brings the peer's segments, and is not taken
+ * for one. The stall verdict (flow_overdue()) waits longer, to be sure.
+ */
+static bool flow_suspect(const struct ftv_conn *c, unsigned long now)
+{
+	unsigned long since = READ_ONCE(c->una_since);
+	unsigned long heard = READ_ONCE(c->heard_at);
+	u32 ms = 2 * ftv_fec_srtt_ms(&c->session->fec) + FTV_FLOW_CHECK_MS;
+
+	if (time_after(heard, since))
+		since = heard;
+	return time_after(now, since + msecs_to_jiffies(ms)) &&
+	       time_after(READ_ONCE(c->session->acked_at), since) &&
+	       flow_waiting(c);
+}
+
+/**
+ * ftv_flow_pick - the connection of @conn's session to send a message on
+ * @conn: the peer's current connection, under RCU (bottom halves off)
+ * @len: the message's inner length
+ *
+ * Return: the established connection with the least on its way, in turn
+ * among equals, and one that does not look cut off (flow_suspect()) if
+ * there is one; for a small message, one that owes an acknowledgment if
+ * there is one. @conn when its session has no join up and no budget
+ * applies to it; NULL when every connection has carried its budget.
+ */
+struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len)
+{
+	struct ftv_session *s = conn->session;
+	bool small = len <= FTV_FLOW_SMALL;
+	struct ftv_conn *best = NULL, *c;
+	unsigned int i, start, rank, best_rank = 0;
+	unsigned long now = jiffies;
+	u32 least = U32_MAX, load;
+
+	if (!READ_ONCE(s->joins_up) && !READ_ONCE(conn->budget) &&
+	    !READ_ONCE(conn->spent))
+		return conn;
+	start = atomic_inc_return(&s->pick);
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[(start + i) % FTV_SESSION_FLOWS]);
+		if (!c || !ftv_flow_may_send(c, len))
+			continue;
+		/* What matters first, then next, before the load. */
+		rank = 2 * !flow_suspect(c, now) + (small && READ_ONCE(c->owes));
+		if (rank < best_rank)
+			continue;
+		load = flow_load(c);
+		if (rank > best_rank || load < least) {
+			best = c;
+			least = load;
+			best_rank = rank;
+		}
+	}
+	if (!best && READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED)
+		return conn;
+	return best;
 }
 
 /**
@@ -226,6 +255,7 @@ void ftv_flow_established(struct ftv_conn *conn)
 
 	WRITE_ONCE(conn->snd_start, (u32)atomic_read(&conn->snd_nxt));
 	WRITE_ONCE(conn->rcv_start, ftv_faketcp_rcv_nxt(&conn->rcv));
+	WRITE_ONCE(conn->heard_at, jiffies);
 	if (!conn->is_initiator)
 		WRITE_ONCE(conn->budget, READ_ONCE(conn->peer->budget_told));
 	if (flow_watched(conn) && !timer_pending(&s->flow_timer))
@@ -395,7 +425,14 @@ void ftv_flow_check(struct timer_list *timer)
 			else
 				flow_budgets(c, flow_budget(c->peer));
 		}
-		if (READ_ONCE(c->owes) && ftv_flow_may_send(c, 0))
+		/* A keepalive acknowledges what @c owes; on one that looks
+		 * cut off, it also probes. If a policer dropped only the tail
+		 * of its data, the peer, which saw nothing missing, now sees
+		 * the gap, gives it up and answers; from a black hole nothing
+		 * answers.
+		 */
+		if ((READ_ONCE(c->owes) || flow_suspect(c, now)) &&
+		    ftv_flow_may_send(c, 0))
 			ftv_send_keepalive(c);
 	}
 	/* One connection stalled while others were answered: a censor cut

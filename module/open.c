@@ -37,8 +37,12 @@
  */
 void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
 {
+	unsigned long now = jiffies;
+
 	ftv_faketcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
-			     jiffies);
+			     now);
+	if (READ_ONCE(conn->heard_at) != now)
+		WRITE_ONCE(conn->heard_at, now);
 	if ((seg->flags & TCPHDR_ACK) && ftv_conn_acked(conn, seg->ack))
 		ftv_flow_acked(conn);
 	if (seg->opts.has_ts)
