@@ -41,9 +41,9 @@
  * the receiving end judges what repairs achieve, over the groups they
  * announced: when they rebuild less than a quarter of the groups that
  * lost data, its loss reports say no loss for a while (a hold,
- * growing while repairs stay futile, until they rebuild half). Messages no group covers (lone
- * small ones, such as bare acknowledgments) do not count: no repair was
- * meant for them.
+ * growing while repairs stay futile, until they rebuild half). Messages
+ * no group covers (lone small ones, such as bare acknowledgments) do not
+ * count: no repair was meant for them.
  */
 
 #include "fec.h"

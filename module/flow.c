@@ -99,23 +99,32 @@ static bool flow_waiting(const struct ftv_conn *c)
 	return end - una - 1 < (u32)atomic_read(&c->snd_nxt) - una;
 }
 
-/* Whether @c looks cut off: its data has waited, and nothing at all came
- * on it, for twice the round trip and a check more, while another
- * connection of the session was answered. It gets no new data while
- * another may (ftv_flow_pick()): the inner TCP would send its
- * retransmissions into the same hole, and lose them again. A policed or
- * lossy connection still brings the peer's segments, and is not taken
- * for one. The stall verdict (flow_overdue()) waits longer, to be sure.
+/* How long a connection of @s may wait without a word before it looks
+ * cut off: twice the session's round trip and a check more.
  */
-static bool flow_suspect(const struct ftv_conn *c, unsigned long now)
+static unsigned long flow_suspect_wait(const struct ftv_session *s)
+{
+	return msecs_to_jiffies(2 * ftv_fec_srtt_ms(&s->fec) +
+				FTV_FLOW_CHECK_MS);
+}
+
+/* Whether @c looks cut off: its data has waited, and nothing at all came
+ * on it, for @wait (flow_suspect_wait()), while another connection of the
+ * session was answered. It gets no new data while another may
+ * (ftv_flow_pick()): the inner TCP would send its retransmissions into
+ * the same hole, and lose them again. A policed or lossy connection still
+ * brings the peer's segments, and is not taken for one. The stall verdict
+ * (flow_overdue()) waits longer, to be sure.
+ */
+static bool flow_suspect(const struct ftv_conn *c, unsigned long now,
+			 unsigned long wait)
 {
 	unsigned long since = READ_ONCE(c->una_since);
 	unsigned long heard = READ_ONCE(c->heard_at);
-	u32 ms = 2 * ftv_fec_srtt_ms(&c->session->fec) + FTV_FLOW_CHECK_MS;
 
 	if (time_after(heard, since))
 		since = heard;
-	return time_after(now, since + msecs_to_jiffies(ms)) &&
+	return time_after(now, since + wait) &&
 	       time_after(READ_ONCE(c->session->acked_at), since) &&
 	       flow_waiting(c);
 }
@@ -137,19 +146,21 @@ struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len)
 	bool small = len <= FTV_FLOW_SMALL;
 	struct ftv_conn *best = NULL, *c;
 	unsigned int i, start, rank, best_rank = 0;
-	unsigned long now = jiffies;
+	unsigned long now = jiffies, wait;
 	u32 least = U32_MAX, load;
 
 	if (!READ_ONCE(s->joins_up) && !READ_ONCE(conn->budget) &&
 	    !READ_ONCE(conn->spent))
 		return conn;
+	wait = flow_suspect_wait(s);
 	start = atomic_inc_return(&s->pick);
 	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
 		c = rcu_dereference_bh(s->up[(start + i) % FTV_SESSION_FLOWS]);
 		if (!c || !ftv_flow_may_send(c, len))
 			continue;
 		/* What matters first, then next, before the load. */
-		rank = 2 * !flow_suspect(c, now) + (small && READ_ONCE(c->owes));
+		rank = 2 * !flow_suspect(c, now, wait) +
+		       (small && READ_ONCE(c->owes));
 		if (rank < best_rank)
 			continue;
 		load = flow_load(c);
@@ -402,7 +413,7 @@ void ftv_flow_check(struct timer_list *timer)
 	struct ftv_session *s = from_timer(s, timer, flow_timer);
 	struct ftv_conn *c, *stalled[FTV_SESSION_FLOWS];
 	unsigned int i, up = 0, n = 0;
-	unsigned long now = jiffies;
+	unsigned long now = jiffies, wait = flow_suspect_wait(s);
 	bool watched = false, late;
 	u32 carried = 0;
 
@@ -431,7 +442,7 @@ void ftv_flow_check(struct timer_list *timer)
 		 * the gap, gives it up and answers; from a black hole nothing
 		 * answers.
 		 */
-		if ((READ_ONCE(c->owes) || flow_suspect(c, now)) &&
+		if ((READ_ONCE(c->owes) || flow_suspect(c, now, wait)) &&
 		    ftv_flow_may_send(c, 0))
 			ftv_send_keepalive(c);
 	}
