@@ -78,6 +78,9 @@ enum ftv_conn_state {
  * @una_since: jiffies when @snd_una last moved, or when data went out
  *	with nothing unacknowledged before it (flow.c)
  * @heard_at: jiffies when an authenticated segment last came on it
+ * @heard_ip: ftv_segment_ip_mark() of the last authenticated segment
+ *	that began a receive job (0 before one), written by its serial
+ *	step (open.c); what an ignored RST or FIN is set beside (receive.c)
  * @data_end: @snd_nxt after the last message that carried a packet
  * @owes: it received a packet that nothing sent on it acknowledged yet
  * @stalled: the initiator found it stalled; nothing new goes on it
@@ -123,6 +126,7 @@ struct ftv_conn {
 	atomic_t queued;
 	unsigned long una_since;
 	unsigned long heard_at;
+	u32 heard_ip;
 	u32 data_end;
 	bool owes;
 	bool stalled;

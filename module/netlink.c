@@ -14,6 +14,7 @@
 #include "device.h"
 #include "fec.h"
 #include "peer.h"
+#include "segment.h"
 #include "token.h"
 
 #include <linux/ftv.h>
@@ -60,6 +61,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_ROTATIONS] = { .type = NLA_REJECT },
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 	[FTV_PEER_A_ENDPOINTS] = NLA_POLICY_NESTED_ARRAY(endpoint_policy),
+	[FTV_PEER_A_RESETS] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -341,6 +343,38 @@ static int put_fec(struct sk_buff *skb, struct ftv_peer *peer)
 	return put_fec_stats(skb, peer, setting);
 }
 
+/* One side of a reset's evidence: a TTL and, for IPv4, an IP ID. */
+static int put_ip_mark(struct sk_buff *skb, int ttl_attr, int id_attr,
+		       u32 mark)
+{
+	if (!(mark & FTV_IP_MARK_SEEN))
+		return 0;
+	if (nla_put_u8(skb, ttl_attr, mark & 0xff))
+		return -EMSGSIZE;
+	return mark & FTV_IP_MARK_IPV4 ?
+	       nla_put_u16(skb, id_attr, (mark >> 8) & 0xffff) : 0;
+}
+
+/* The last RST or FIN ignored on the peer's connections, if one came. */
+static int put_resets(struct sk_buff *skb, const struct ftv_peer *peer)
+{
+	u64 seen = READ_ONCE(peer->reset_seen);
+	struct nlattr *nest;
+
+	if (!seen)
+		return 0;
+	nest = nla_nest_start(skb, FTV_PEER_A_RESETS);
+	if (!nest ||
+	    put_ip_mark(skb, FTV_RESETS_A_TTL, FTV_RESETS_A_IP_ID, seen) ||
+	    put_ip_mark(skb, FTV_RESETS_A_PEER_TTL, FTV_RESETS_A_PEER_IP_ID,
+			seen >> 32)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 /* Everything about the peer but its allowed-ips. */
 static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 {
@@ -380,7 +414,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 			      atomic64_read(&peer->rotations), FTV_PEER_A_PAD) ||
 	    nla_put_u32(skb, FTV_PEER_A_ROTATE, READ_ONCE(peer->rotate)) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
-	    put_fec(skb, peer))
+	    put_resets(skb, peer) || put_fec(skb, peer))
 		return -EMSGSIZE;
 	return 0;
 }

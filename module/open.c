@@ -316,11 +316,12 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 
 /*
  * The serial step for one opened segment, in the connection's order: the
- * replay check, what it says of both TCP streams, and the inner packet,
- * which joins @deliver. Return: whether it carried a packet.
+ * replay check, what it says of both TCP streams (and, for a job's @head,
+ * of its sender's IP header), and the inner packet, which joins @deliver.
+ * Return: whether it carried a packet.
  */
 static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
-			   struct sk_buff_head *deliver)
+			   bool head, struct sk_buff_head *deliver)
 {
 	struct rebuilt_to to = { .conn = conn, .deliver = deliver };
 	struct ftv_fec_conn *fec = &conn->session->fec;
@@ -342,6 +343,9 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
 		return false;
 	}
+	/* Only a job's first segment keeps its outer IP header. */
+	if (head && READ_ONCE(conn->heard_ip) != ftv_segment_ip_mark(skb))
+		WRITE_ONCE(conn->heard_ip, ftv_segment_ip_mark(skb));
 	if (unlikely(!READ_ONCE(conn->session->confirmed)))
 		ftv_peer_confirm(peer, conn);
 	if (unlikely(READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED))
@@ -410,7 +414,7 @@ void ftv_open_finish_job(struct sk_buff *head)
 		}
 		if (FTV_CB(skb)->rx.result == FTV_OPEN_OK)
 			got = true;
-		data |= accept_segment(conn, skb, &deliver);
+		data |= accept_segment(conn, skb, skb == head, &deliver);
 	}
 	ftv_fec_expire(&conn->session->fec);
 	ftv_session_deliver_done(s);

@@ -136,6 +136,10 @@ struct ftv_endpoints {
  *	connection, for the connections it has not given one yet (flow.c)
  * @last_handshake: wall-clock seconds of the last completed handshake
  * @drops: drops attributed to this peer
+ * @reset_seen: the last RST or FIN ignored on one of its connections:
+ *	its ftv_segment_ip_mark() in the low 32 bits, the connection's
+ *	@heard_ip then in the high 32 (receive.c); 0 before one; written and
+ *	read whole with WRITE_ONCE() and READ_ONCE()
  * @internal_id: number for debug messages
  * @is_dead: set once removal starts; nothing new is scheduled or
  *	installed after it
@@ -185,6 +189,7 @@ struct ftv_peer {
 	u32 budget_told;
 	time64_t last_handshake;
 	struct ftv_drops drops;
+	u64 reset_seen;
 	u64 internal_id;
 	bool is_dead;
 	struct kref refcount;

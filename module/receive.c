@@ -30,6 +30,24 @@
 #include <net/tcp.h>
 
 /*
+ * Nobody but a peer's key can end a session, and ftv sends neither RST nor
+ * FIN: one on @conn is ignored, whoever sent it, and counted with what its
+ * IP header says beside the peer's own last one there, for ftvctl show to
+ * tell an injector on the path from the peer's host.
+ */
+static void receive_reset(struct ftv_conn *conn, struct sk_buff *skb,
+			  const struct ftv_segment *seg)
+{
+	struct ftv_peer *peer = conn->peer;
+
+	ftv_drops_inc(&peer->drops, seg->flags & TCPHDR_RST ?
+		      FTV_DROPS_A_RST : FTV_DROPS_A_FIN);
+	WRITE_ONCE(peer->reset_seen, ftv_segment_ip_mark(skb) |
+		   (u64)READ_ONCE(conn->heard_ip) << 32);
+	consume_skb(skb);
+}
+
+/*
  * A segment of @conn's. Return: true for data to open (ftv_open_stash() has
  * readied it); anything else is handled, and @skb consumed, here.
  */
@@ -38,11 +56,11 @@ static bool receive_conn(struct ftv_conn *conn, struct sk_buff *skb,
 {
 	int state = READ_ONCE(conn->state);
 
-	if (state == FTV_CONN_LINGER || state == FTV_CONN_DEAD ||
-	    (seg->flags & (TCPHDR_RST | TCPHDR_FIN))) {
-		/* Nobody but a peer's key can end a session: a RST or FIN
-		 * is ignored, whoever sent it.
-		 */
+	if (seg->flags & (TCPHDR_RST | TCPHDR_FIN)) {
+		receive_reset(conn, skb, seg);
+		return false;
+	}
+	if (state == FTV_CONN_LINGER || state == FTV_CONN_DEAD) {
 		consume_skb(skb);
 		return false;
 	}

@@ -4,6 +4,7 @@
 
   forgetcp.py IFACE KIND [src=ADDR] [dst=ADDR] [sport=N] [dport=N]
               [timeout=SECONDS] [mtu=N] [tsval=N] [to=ADDR] [from=ADDR]
+              [ttl=N] [ipid=N]
 
 KIND is one of
   rst, fin   an in-window RST or FIN, as described below
@@ -32,6 +33,8 @@ comes right after the captured segment's payload (the next byte the
 receiver expects: as much in-window as a segment can be) and whose
 acknowledgment and window are the captured ones. A FIN carries the
 captured timestamps, as a Linux stack's would; a RST carries none.
+Its TTL (hop limit) is the captured one's unless ttl=N is given; an IPv4
+segment's IP ID is random unless ipid=N is given.
 
 Prints what it sent, tcpdump-like, and exits 0; exits 1 if nothing
 matched in time. Standard library only (a packet socket): scapy takes
@@ -110,11 +113,12 @@ def timestamps(opts):
     return None
 
 
-def ip_header(etype, src, dst, ttl, proto, length):
+def ip_header(etype, src, dst, ttl, proto, length, ident=None):
+    if ident is None:
+        ident = random.randrange(65536)
     if etype == ETH_P_IP:
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + length,
-                         random.randrange(65536), 0x4000, ttl, proto, 0,
-                         src, dst)
+                         ident, 0x4000, ttl, proto, 0, src, dst)
         return ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
     return struct.pack("!IHBB16s16s", 6 << 28, length, proto, ttl, src, dst)
 
@@ -125,7 +129,8 @@ def pseudo_header(etype, src, dst, proto, length):
     return src + dst + struct.pack("!IxxxB", length, proto)
 
 
-def tcp_segment(seg, src, dst, seq, flags, opts, payload, good_sum=True):
+def tcp_segment(seg, src, dst, seq, flags, opts, payload, good_sum=True,
+                ttl=None, ident=None):
     hlen = 20 + len(opts)
     tcp = struct.pack("!HHIIBBHHH", seg["sport"], seg["dport"], seq,
                       seg["ack"], (hlen // 4) << 4, flags, seg["win"], 0,
@@ -134,7 +139,9 @@ def tcp_segment(seg, src, dst, seq, flags, opts, payload, good_sum=True):
     if not good_sum:
         total ^= 0x5a5a
     tcp = tcp[:16] + struct.pack("!H", total) + tcp[18:]
-    return ip_header(seg["etype"], src, dst, seg["ttl"], 6, len(tcp)) + tcp
+    return ip_header(seg["etype"], src, dst,
+                     seg["ttl"] if ttl is None else ttl, 6, len(tcp),
+                     ident) + tcp
 
 
 def icmp_error(frame, seg, quoted_seq, mtu, source):
@@ -188,10 +195,14 @@ def forge(frame, seg, kind, opt):
     if kind == "fin" and ts:
         opts = b"\x01\x01\x08\x0a" + ts
     flags = ACK | (RST if kind == "rst" else FIN)
+    ttl = int(opt["ttl"]) if "ttl" in opt else seg["ttl"]
+    ident = int(opt["ipid"]) if "ipid" in opt else random.randrange(65536)
+    what = "[%s] seq %d ack %d win %d ttl %d" % (
+        "R." if kind == "rst" else "F.", nxt, seg["ack"], seg["win"], ttl)
+    if seg["etype"] == ETH_P_IP:
+        what += " id %d" % ident
     return (frame[:14] + tcp_segment(seg, seg["src"], seg["dst"], nxt, flags,
-                                     opts, b""),
-            "[%s] seq %d ack %d win %d" % ("R." if kind == "rst" else "F.",
-                                           nxt, seg["ack"], seg["win"]))
+                                     opts, b"", ttl=ttl, ident=ident), what)
 
 
 def addr(raw):
@@ -205,8 +216,8 @@ def main(argv):
     iface, kind = argv[1], argv[2]
     want = dict(a.split("=", 1) for a in argv[3:])
     timeout = float(want.pop("timeout", 10))
-    opt = {k: want.pop(k) for k in ("mtu", "tsval", "to", "from")
-           if k in want}
+    opt = {k: want.pop(k) for k in ("mtu", "tsval", "to", "from", "ttl",
+                                    "ipid") if k in want}
     for key in ("to", "from"):
         if key in opt:
             opt[key] = ipaddress.ip_address(opt[key]).packed

@@ -10,7 +10,10 @@
 # and a FIN go to S as if from C (C's address after NAT), and an RST and a
 # FIN go to C as if from S. Nothing passes a middlebox, so this shows what
 # the endpoints themselves do: they ignore them. No ping is lost, C opens
-# no new connection, S's view of the session does not change.
+# no new connection, S's view of the session does not change. Each end
+# counts what it ignored (drops rst and fin) and shows the last one's TTL
+# and IP ID (forged here as 9 and 10, with IP IDs 4242 to 4245) beside
+# those of the peer's own segments, which cross R (TTL 63).
 #
 # Part 2, through the strict router: an RST, then a FIN, sent by C's side
 # into R, so that R's conntrack sees them like any segment of the
@@ -56,7 +59,7 @@ FORGE="$FTV_ROOT/selftests/forgetcp.py"
 for tool in nft conntrack; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-ktap_plan 15
+ktap_plan 18
 ftv_require
 
 paths_topology || ktap_bail "cannot set up the namespaces"
@@ -78,6 +81,7 @@ NFT
 done
 paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
 pub_c=$(pubkey_of c)
+pub_s=$(pubkey_of s)
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 
 # arrived NS : "RST n, FIN n" counted arriving on NS's veth0
@@ -124,10 +128,10 @@ bg_ping "$C" 10.9.0.2 endpoints
 
 to_s=(dst="$S_PUB4" dport="$FTV_PORT")
 to_c=(src="$S_PUB4" sport="$FTV_PORT")
-forge "$R" veths rst "an in-window RST forged to S from C's address" "${to_s[@]}"
-forge "$R" veths fin "an in-window FIN forged to S from C's address" "${to_s[@]}"
-forge "$R" vethc rst "an in-window RST forged to C from S's address" "${to_c[@]}"
-forge "$R" vethc fin "an in-window FIN forged to C from S's address" "${to_c[@]}"
+forge "$R" veths rst "an in-window RST forged to S from C's address" "${to_s[@]}" ttl=9 ipid=4242
+forge "$R" veths fin "an in-window FIN forged to S from C's address" "${to_s[@]}" ttl=9 ipid=4243
+forge "$R" vethc rst "an in-window RST forged to C from S's address" "${to_c[@]}" ttl=10 ipid=4244
+forge "$R" vethc fin "an in-window FIN forged to C from S's address" "${to_c[@]}" ttl=10 ipid=4245
 
 # A torn-down session would cost seconds of pings; give a few more.
 nsx "$C" ping -q -c 5 -i 0.2 -W 1 10.9.0.2 >/dev/null 2>&1
@@ -135,6 +139,29 @@ lost endpoints
 ktap_eq "both endpoints got one RST and one FIN" \
 	"S: RST 1, FIN 1; C: RST 1, FIN 1" "S: $(arrived "$S"); C: $(arrived "$C")"
 ktap_eq "no ping lost while they arrived" 0 "$LOST"
+# counted NS PUB : "rst fin" that NS's peer PUB counted as ignored
+counted()
+{
+	ftv_peer_json "$1" ftv0 "$2" '"%s %s" % (p["drops"].get("rst"), p["drops"].get("fin"))'
+}
+ktap_eq "each end counted the RST and the FIN it ignored (drops rst, fin)" \
+	"S: 1 1; C: 1 1" "S: $(counted "$S" "$pub_c"); C: $(counted "$C" "$pub_s")"
+# evidence NS PUB : the last reset's TTL and IP ID, then the peer's TTL
+# and whether its IP ID is known
+evidence()
+{
+	ftv_peer_json "$1" ftv0 "$2" '"%s %s %s %s" % (p["resets"]["ttl"], p["resets"]["ip_id"], p["resets"]["peer_ttl"], p["resets"]["peer_ip_id"] is not None)'
+}
+ktap_eq "each end shows the last one's TTL and IP ID beside the peer's TTL" \
+	"S: 9 4243 63 True; C: 10 4245 63 True" \
+	"S: $(evidence "$S" "$pub_c"); C: $(evidence "$C" "$pub_s")"
+shown=$(nsx "$C" "$FTVCTL" show ftv0)
+if grep -q "^  last reset: TTL 10, IP ID 4245; the peer's: TTL 63, IP ID [0-9]*$" <<<"$shown"; then
+	ktap_ok "ftvctl show prints the evidence"
+else
+	ktap_fail "ftvctl show prints the evidence"
+	ktap_diag <<<"$shown"
+fi
 ktap_eq "C opened no new connection" "" "$(paths_client_ports "$mark" | tr '\n' ' ')"
 ktap_eq "S's session is the same (endpoint, last handshake)" "$ep0 $hs0" \
 	"$(paths_endpoint_of "$S" ftv0 "$pub_c") $(ftv_peer_json "$S" ftv0 "$pub_c" 'p["last_handshake"]')"

@@ -57,6 +57,8 @@ enum {
 	 * back, the kernel's configured list (endpoint is the current one).
 	 */
 	PEER_HAS_ENDPOINTS = 1U << 12,
+	/* Read back only: the kernel reported FTV_PEER_A_RESETS. */
+	PEER_HAS_RESETS = 1U << 13,
 };
 
 /* The flows of a peer that was never given a setting. */
@@ -90,6 +92,17 @@ struct fec_stats {
 	uint64_t repair_sent;
 	uint64_t rebuilt;
 	uint64_t groups_lost;
+};
+
+/*
+ * The last RST or FIN the kernel ignored on a peer's connections, and the
+ * peer's own last segment there before it. An IP ID is there for IPv4
+ * only, the peer's figures only if one of its segments had come.
+ */
+struct resets {
+	uint8_t ttl, peer_ttl;
+	uint16_t ip_id, peer_ip_id;
+	bool has_ip_id, has_peer_ttl, has_peer_ip_id;
 };
 
 union endpoint {
@@ -127,6 +140,7 @@ struct peer {
 	uint64_t rotations;	/* connections replaced, having stalled */
 	struct drops drops;
 	struct fec_stats fec_stats;
+	struct resets resets;
 };
 
 enum {

@@ -22,6 +22,8 @@ static const char *const drop_names[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_OUT_OF_WINDOW] = "out_of_window",
 	[FTV_DROPS_A_JOIN_REPLAYED] = "join_replayed",
 	[FTV_DROPS_A_FLOWS_REFUSED] = "flows_refused",
+	[FTV_DROPS_A_RST] = "rst",
+	[FTV_DROPS_A_FIN] = "fin",
 };
 
 /* Reasons only a device counts: no peer is to blame. */

@@ -173,6 +173,14 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_ROTATIONS] = { .type = NLA_U64 },
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 	[FTV_PEER_A_ENDPOINTS] = { .type = NLA_NESTED },
+	[FTV_PEER_A_RESETS] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy resets_policy[FTV_RESETS_A_MAX + 1] = {
+	[FTV_RESETS_A_TTL] = { .type = NLA_U8 },
+	[FTV_RESETS_A_IP_ID] = { .type = NLA_U16 },
+	[FTV_RESETS_A_PEER_TTL] = { .type = NLA_U8 },
+	[FTV_RESETS_A_PEER_IP_ID] = { .type = NLA_U16 },
 };
 
 static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
@@ -391,6 +399,28 @@ static int read_fec_stats(struct peer *peer, struct nlattr *nest)
 	return 0;
 }
 
+static int read_resets(struct peer *peer, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_RESETS_A_MAX + 1];
+	struct resets *r = &peer->resets;
+
+	if (attrs_nested(tb, FTV_RESETS_A_MAX, nest, resets_policy) < 0 ||
+	    !tb[FTV_RESETS_A_TTL])
+		return -EBADMSG;
+	r->ttl = attr_u8(tb[FTV_RESETS_A_TTL]);
+	r->has_ip_id = tb[FTV_RESETS_A_IP_ID];
+	if (r->has_ip_id)
+		r->ip_id = attr_u16(tb[FTV_RESETS_A_IP_ID]);
+	r->has_peer_ttl = tb[FTV_RESETS_A_PEER_TTL];
+	if (r->has_peer_ttl)
+		r->peer_ttl = attr_u8(tb[FTV_RESETS_A_PEER_TTL]);
+	r->has_peer_ip_id = tb[FTV_RESETS_A_PEER_IP_ID];
+	if (r->has_peer_ip_id)
+		r->peer_ip_id = attr_u16(tb[FTV_RESETS_A_PEER_IP_ID]);
+	peer->flags |= PEER_HAS_RESETS;
+	return 0;
+}
+
 /* The session's connections up and replaced: in dumps and in events. */
 static void read_flow_counts(struct peer *peer, struct nlattr **tb)
 {
@@ -441,6 +471,8 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	}
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
+		return -EBADMSG;
+	if (tb[FTV_PEER_A_RESETS] && read_resets(peer, tb[FTV_PEER_A_RESETS]))
 		return -EBADMSG;
 	if (tb[FTV_PEER_A_DROPS])
 		return read_drops(&peer->drops, tb[FTV_PEER_A_DROPS]);

@@ -189,6 +189,27 @@ static void print_endpoints_text(const struct peer *peer)
 	printf("\n");
 }
 
+/*
+ * "  last reset: TTL 40, IP ID 4242; the peer's: TTL 63, IP ID 17": an
+ * injector on the path sends with its own, which differ.
+ */
+static void print_resets_text(const struct peer *peer)
+{
+	const struct resets *r = &peer->resets;
+
+	if (!(peer->flags & PEER_HAS_RESETS))
+		return;
+	printf("  last reset: TTL %u", r->ttl);
+	if (r->has_ip_id)
+		printf(", IP ID %u", r->ip_id);
+	if (r->has_peer_ttl) {
+		printf("; the peer's: TTL %u", r->peer_ttl);
+		if (r->has_peer_ip_id)
+			printf(", IP ID %u", r->peer_ip_id);
+	}
+	printf("\n");
+}
+
 static void print_peer_text(const struct peer *peer)
 {
 	char key[KEY_B64_LEN + 1], ep[ENDPOINT_STRLEN];
@@ -227,6 +248,7 @@ static void print_peer_text(const struct peer *peer)
 	print_flows_text(peer);
 	print_rotate_text(peer);
 	print_drops_text(&peer->drops);
+	print_resets_text(peer);
 }
 
 /* The kernel never returns the private key; a public key implies one. */
@@ -384,6 +406,35 @@ static void print_drops_json(const struct drops *drops, bool device)
 	}
 }
 
+/* ", \"NAME\": VALUE", or null when @has is false */
+static void out_field_or_null(const char *name, bool has, uint64_t value)
+{
+	if (has) {
+		out_field(false, name, value);
+		return;
+	}
+	out_lit(", \"");
+	out(name);
+	out_lit("\": null");
+}
+
+/* null until a RST or FIN was ignored on the peer's connections */
+static void print_resets_json(const struct peer *peer)
+{
+	const struct resets *r = &peer->resets;
+
+	if (!(peer->flags & PEER_HAS_RESETS)) {
+		out_lit(", \"resets\": null");
+		return;
+	}
+	out_lit(", \"resets\": {");
+	out_field(true, "ttl", r->ttl);
+	out_field_or_null("ip_id", r->has_ip_id, r->ip_id);
+	out_field_or_null("peer_ttl", r->has_peer_ttl, r->peer_ttl);
+	out_field_or_null("peer_ip_id", r->has_peer_ip_id, r->peer_ip_id);
+	out_lit("}");
+}
+
 /* The setting and the statistics; null for a module without FEC. */
 static void print_fec_json(const struct peer *peer)
 {
@@ -511,6 +562,7 @@ static void print_peer_json(const struct peer *peer)
 	else
 		out_lit(", \"rotations\": null");
 	print_rotate_json(peer);
+	print_resets_json(peer);
 	out(peer->next ? "},\n" : "}\n");
 	line_flush();
 }

@@ -156,6 +156,7 @@ enum ftv_peer_attr {
 	FTV_PEER_A_ROTATIONS,		/* u64, get only; in events too */
 	FTV_PEER_A_ROTATE,		/* u32: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
 	FTV_PEER_A_ENDPOINTS,		/* nest of enum ftv_endpoint_attr nests */
+	FTV_PEER_A_RESETS,		/* nest, enum ftv_resets_attr; get only */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -183,6 +184,21 @@ enum ftv_fec_mode {
 #define FTV_ROTATE_AUTO		1
 #define FTV_ROTATE_MIN		4096
 #define FTV_ROTATE_MAX		1073741824U	/* 1 GiB */
+
+/*
+ * FTV_PEER_A_RESETS: the last RST or FIN ignored on the peer's connections,
+ * and the peer's own last authenticated segment there before it
+ */
+enum ftv_resets_attr {
+	FTV_RESETS_A_UNSPEC,
+	FTV_RESETS_A_TTL,		/* u8, TTL or hop limit it came with */
+	FTV_RESETS_A_IP_ID,		/* u16, its IP ID (IPv4 only) */
+	FTV_RESETS_A_PEER_TTL,		/* u8, the peer's segment's TTL */
+	FTV_RESETS_A_PEER_IP_ID,	/* u16, its IP ID (IPv4 only) */
+
+	__FTV_RESETS_A_LAST,
+	FTV_RESETS_A_MAX = (__FTV_RESETS_A_LAST - 1)
+};
 
 /* FTV_PEER_A_FEC_STATS */
 enum ftv_fec_stats_attr {
@@ -237,6 +253,8 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_OUT_OF_WINDOW,	/* sequence far outside the window */
 	FTV_DROPS_A_JOIN_REPLAYED,	/* SYN with a join token used before */
 	FTV_DROPS_A_FLOWS_REFUSED,	/* join over a session's cap */
+	FTV_DROPS_A_RST,		/* RST on a connection, ignored */
+	FTV_DROPS_A_FIN,		/* FIN on a connection, ignored */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)

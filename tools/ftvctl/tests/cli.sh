@@ -186,13 +186,13 @@ assert dev["shape"] is True and d["ftv\"1"]["shape"] is None
 drops = ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
 later = ["backlog", "out_of_window"]
 assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later + \
-	["join_replayed", "flows_refused"]
+	["join_replayed", "flows_refused", "rst", "fin"]
 assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "endpoints", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
-	"flows", "flows_up", "rotations", "rotate"]
-assert list(p[0]["drops"]) == drops + later + ["flows_refused"]
+	"flows", "flows_up", "rotations", "rotate", "resets"]
+assert list(p[0]["drops"]) == drops + later + ["flows_refused", "rst", "fin"]
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
 	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}
@@ -207,6 +207,9 @@ assert p[1]["allowed_ips"] == ["fd00::2/128", "10.9.0.3/32"]
 assert p[2]["endpoint"] is None and p[2]["allowed_ips"] == []
 assert p[0]["endpoints"] == ["10.0.0.2:51820", "[fd00::9]:443"]
 assert p[1]["endpoints"] == [] and p[2]["endpoints"] is None
+assert p[0]["resets"] == {"ttl": 40, "ip_id": 4242, "peer_ttl": 63, "peer_ip_id": 17}
+assert p[1]["resets"] == {"ttl": 9, "ip_id": None, "peer_ttl": None, "peer_ip_id": None}
+assert p[2]["resets"] is None
 assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 '
 	ktap_rc $? "show --json: valid, keys in the documented order"
@@ -226,6 +229,8 @@ assert d["ftv\"1"]["public_key"] == "" and d["ftv\"1"]["peers"] == []
 	grep -q "^  flows: 4, 3 up, 2 replaced$" "$TMP/text" &&
 	[ "$(grep -c "^  flows: " "$TMP/text")" = 1 ] &&
 	grep -q "^  rotate: 12k$" "$TMP/text" &&
+	grep -q "^  last reset: TTL 40, IP ID 4242; the peer's: TTL 63, IP ID 17$" "$TMP/text" &&
+	grep -q "^  last reset: TTL 9$" "$TMP/text" &&
 	grep -q "^  endpoints: 10.0.0.2:51820, \[fd00::9\]:443$" "$TMP/text" &&
 	[ "$(grep -c "^  endpoints: " "$TMP/text")" = 1 ] &&
 	[ "$(grep -c "^  rotate: " "$TMP/text")" = 1 ] &&

@@ -110,6 +110,23 @@ static void put_test_endpoints(struct nl_msg *msg, bool two)
 	nla_nest_end(msg, list);
 }
 
+/* A reset's evidence; @peer_ttl 0 leaves out the peer's, @ip_id 0 the IDs */
+static void put_resets(struct nl_msg *msg, uint8_t ttl, uint16_t ip_id,
+		       uint8_t peer_ttl, uint16_t peer_ip_id)
+{
+	struct nlattr *nest = nest_start(msg, FTV_PEER_A_RESETS);
+
+	nla_put_u8(msg, FTV_RESETS_A_TTL, ttl);
+	if (ip_id)
+		nla_put_u16(msg, FTV_RESETS_A_IP_ID, ip_id);
+	if (peer_ttl) {
+		nla_put_u8(msg, FTV_RESETS_A_PEER_TTL, peer_ttl);
+		if (ip_id)
+			nla_put_u16(msg, FTV_RESETS_A_PEER_IP_ID, peer_ip_id);
+	}
+	nla_nest_end(msg, nest);
+}
+
 static void put_peer_a(struct nl_msg *msg, time_t handshake)
 {
 	struct nlattr *peer = nest_start(msg, FTV_A_PEER), *ips;
@@ -134,6 +151,7 @@ static void put_peer_a(struct nl_msg *msg, time_t handshake)
 	nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 3);
 	nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 2);
 	nla_put_u32(msg, FTV_PEER_A_ROTATE, 12288);
+	put_resets(msg, 40, 4242, 63, 17);
 	put_test_endpoints(msg, true);
 	nla_nest_end(msg, peer);
 }
@@ -158,6 +176,7 @@ static void put_peer_b(struct nl_msg *msg, bool first_part)
 		nla_put_u8(msg, FTV_PEER_A_FLOWS_UP, 0);
 		nla_put_u64(msg, FTV_PEER_A_ROTATIONS, 0);
 		nla_put_u32(msg, FTV_PEER_A_ROTATE, FTV_ROTATE_AUTO);
+		put_resets(msg, 9, 0, 0, 0);
 		put_test_endpoints(msg, false);
 	}
 	ips = nest_start(msg, FTV_PEER_A_ALLOWEDIPS);
