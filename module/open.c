@@ -470,6 +470,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		    unsigned int segs)
 {
 	struct ftv_device *fdev = conn->device;
+	enum ftv_crypt_where where;
 	enum ftv_queued queued;
 
 	/* The job holds its connection; its queue holds the session. */
@@ -484,11 +485,13 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	if (ftv_queue_inline(queued, segs)) {
+	where = ftv_queue_where(&conn->session->rx_queue, queued, segs, true);
+	if (where == FTV_CRYPT_INLINE) {
 		open_job(head);
 		ftv_job_done(head, FTV_JOB_DONE);
 	} else {
-		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head)))
+		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head,
+						  where)))
 			return;
 		/* The ring is full: ftv_open_finish_job() counts the drop. */
 		ftv_job_done(head, FTV_JOB_DEAD);

@@ -41,10 +41,34 @@ enum ftv_job_state {
 };
 
 /* Where ftv_serial_add() put a job. */
+/**
+ * enum ftv_queued - what ftv_serial_add() did with a job
+ * @FTV_QUEUE_FULL: nothing: the queue is full
+ * @FTV_QUEUED: queued behind other jobs
+ * @FTV_QUEUED_FIRST: queued first, nothing ahead of it
+ * @FTV_QUEUED_QUIET: queued first, and no job came for a tick before it
+ */
 enum ftv_queued {
 	FTV_QUEUE_FULL,
 	FTV_QUEUED,
 	FTV_QUEUED_FIRST,
+	FTV_QUEUED_QUIET,
+};
+
+/**
+ * enum ftv_crypt_where - who does a job's crypto (ftv_queue_where())
+ * @FTV_CRYPT_INLINE: the producer, at once
+ * @FTV_CRYPT_ANY: the worker of the next CPU in turn
+ * @FTV_CRYPT_ELSEWHERE: the worker of the next CPU other than the
+ *	producer's
+ * @FTV_CRYPT_THERE: the worker of the CPU that hands the job's serial
+ *	queue on
+ */
+enum ftv_crypt_where {
+	FTV_CRYPT_INLINE,
+	FTV_CRYPT_ANY,
+	FTV_CRYPT_ELSEWHERE,
+	FTV_CRYPT_THERE,
 };
 
 /* What a received message turned out to be, for the serial step. */
@@ -113,8 +137,10 @@ struct ftv_cb {
 
 /**
  * struct ftv_serial - one connection's jobs in one direction, in order
- * @jobs: job heads, oldest first; its lock guards it and @segs
+ * @jobs: job heads, oldest first; its lock guards it, @segs and
+ *	@added_at
  * @segs: segments of the jobs in @jobs
+ * @added_at: jiffies when the last job was added
  * @drain_lock: held by whoever hands done jobs on; others leave it to
  *	them (serial_drain() in queue.c)
  * @finish: hands one job on (sends it, or delivers its packets) and
@@ -127,6 +153,7 @@ struct ftv_cb {
 struct ftv_serial {
 	struct sk_buff_head jobs;
 	unsigned int segs;
+	unsigned long added_at;
 	spinlock_t drain_lock; /* one CPU hands the jobs on, in order */
 	void (*finish)(struct sk_buff *head);
 	atomic_t *holds;
@@ -162,7 +189,9 @@ struct ftv_crypt_worker {
 
 int ftv_queue_init(void);
 void ftv_queue_uninit(void);
-bool ftv_queue_inline(enum ftv_queued queued, unsigned int segs);
+enum ftv_crypt_where ftv_queue_where(const struct ftv_serial *serial,
+				     enum ftv_queued queued,
+				     unsigned int segs, bool receiving);
 
 void ftv_serial_init(struct ftv_serial *serial,
 		     void (*finish)(struct sk_buff *head), atomic_t *holds,
@@ -178,7 +207,7 @@ int ftv_crypt_queue_init(struct ftv_crypt_queue *queue,
 			 struct ftv_serial *(*serial_of)(struct sk_buff *head));
 void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue);
 bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
-			    struct sk_buff *head);
+			    struct sk_buff *head, enum ftv_crypt_where where);
 
 /* The next segment of the job @head after @skb, or NULL. */
 static inline struct sk_buff *ftv_job_next(struct sk_buff *head,

@@ -858,6 +858,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 {
 	struct ftv_device *fdev = conn->device;
 	struct ftv_cb *cb = FTV_CB(skb);
+	enum ftv_crypt_where where;
 	enum ftv_queued queued;
 	unsigned int segs = 1;
 	u8 k = 0, m = 0;
@@ -889,10 +890,13 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	if (ftv_queue_inline(queued, segs)) {
+	where = ftv_queue_where(&conn->session->tx_queue, queued, segs,
+				false);
+	if (where == FTV_CRYPT_INLINE) {
 		ftv_job_done(skb, seal_job(skb));
 	} else {
-		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, skb)))
+		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, skb,
+						  where)))
 			return;
 		/* The ring is full: ftv_send_finish_job() counts the drop. */
 		ftv_job_done(skb, FTV_JOB_DEAD);
