@@ -370,13 +370,15 @@ static int next_cpu(struct ftv_crypt_queue *queue, int not)
 bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
 			    struct sk_buff *head, enum ftv_crypt_where where)
 {
-	int cpu;
+	/* Read while the job is still ours: once in the ring, another CPU's
+	 * worker can finish it and hand it on.
+	 */
+	int cpu = where == FTV_CRYPT_THERE ?
+		  READ_ONCE(queue->serial_of(head)->cpu) : -1;
 
 	if (unlikely(ptr_ring_produce_bh(&queue->ring, head)))
 		return false;
-	if (where == FTV_CRYPT_THERE)
-		cpu = READ_ONCE(queue->serial_of(head)->cpu);
-	else
+	if (cpu < 0 || !cpu_online(cpu))
 		cpu = next_cpu(queue, where == FTV_CRYPT_ELSEWHERE ?
 				      raw_smp_processor_id() : -1);
 	queue_work_on(cpu, crypt_wq, &per_cpu_ptr(queue->workers, cpu)->work);

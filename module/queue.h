@@ -40,7 +40,6 @@ enum ftv_job_state {
 	FTV_JOB_DEAD,
 };
 
-/* Where ftv_serial_add() put a job. */
 /**
  * enum ftv_queued - what ftv_serial_add() did with a job
  * @FTV_QUEUE_FULL: nothing: the queue is full
