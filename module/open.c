@@ -344,7 +344,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		return false;
 	}
 	/* Only a job's first segment keeps its outer IP header. */
-	if (head && READ_ONCE(conn->heard_ip) != ftv_segment_ip_mark(skb))
+	if (head)
 		WRITE_ONCE(conn->heard_ip, ftv_segment_ip_mark(skb));
 	if (unlikely(!READ_ONCE(conn->session->confirmed)))
 		ftv_peer_confirm(peer, conn);
@@ -469,14 +469,14 @@ struct ftv_serial *ftv_open_serial(struct sk_buff *head)
 void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		    unsigned int segs)
 {
+	struct ftv_serial *serial = &conn->session->rx_queue;
 	struct ftv_device *fdev = conn->device;
 	enum ftv_crypt_where where;
 	enum ftv_queued queued;
 
 	/* The job holds its connection; its queue holds the session. */
 	ftv_job_hold(&conn->jobs);
-	queued = ftv_serial_add(&conn->session->rx_queue, head, conn, segs,
-				NULL);
+	queued = ftv_serial_add(serial, head, conn, segs, NULL);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, rx_dropped, segs);
 		ftv_fec_dropped_here(&conn->session->fec, segs);
@@ -485,16 +485,16 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	where = ftv_queue_where(&conn->session->rx_queue, queued, segs, true);
+	where = ftv_queue_where(serial, queued, segs, true);
 	if (where == FTV_CRYPT_INLINE) {
 		open_job(head);
 		ftv_job_done(head, FTV_JOB_DONE);
 	} else {
-		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, head,
-						  where)))
+		if (likely(ftv_crypt_queue_submit(&fdev->decrypt_queue, serial,
+						  head, where)))
 			return;
 		/* The ring is full: ftv_open_finish_job() counts the drop. */
 		ftv_job_done(head, FTV_JOB_DEAD);
 	}
-	ftv_serial_hand_on(&conn->session->rx_queue);
+	ftv_serial_hand_on(serial);
 }

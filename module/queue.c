@@ -362,19 +362,20 @@ static int next_cpu(struct ftv_crypt_queue *queue, int not)
 /**
  * ftv_crypt_queue_submit - hand a queued job to a worker
  * @queue: the device's queue for the job's direction
- * @head: a job already in its connection's serial queue
+ * @serial: the serial queue it is in
+ * @head: a job already in @serial
  * @where: what ftv_queue_where() said, not FTV_CRYPT_INLINE
  *
  * Return: false if the ring is full; the caller then marks the job dead.
  */
 bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
+			    const struct ftv_serial *serial,
 			    struct sk_buff *head, enum ftv_crypt_where where)
 {
-	/* Read while the job is still ours: once in the ring, another CPU's
-	 * worker can finish it and hand it on.
+	/* Read while the job still holds @serial's owner: once in the ring,
+	 * another CPU's worker can finish it and hand it on.
 	 */
-	int cpu = where == FTV_CRYPT_THERE ?
-		  READ_ONCE(queue->serial_of(head)->cpu) : -1;
+	int cpu = where == FTV_CRYPT_THERE ? READ_ONCE(serial->cpu) : -1;
 
 	if (unlikely(ptr_ring_produce_bh(&queue->ring, head)))
 		return false;

@@ -206,6 +206,7 @@ int ftv_crypt_queue_init(struct ftv_crypt_queue *queue,
 			 struct ftv_serial *(*serial_of)(struct sk_buff *head));
 void ftv_crypt_queue_uninit(struct ftv_crypt_queue *queue);
 bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
+			    const struct ftv_serial *serial,
 			    struct sk_buff *head, enum ftv_crypt_where where);
 
 /* The next segment of the job @head after @skb, or NULL. */

@@ -856,6 +856,7 @@ struct ftv_serial *ftv_send_serial(struct sk_buff *head)
 static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		       bool fec)
 {
+	struct ftv_serial *serial = &conn->session->tx_queue;
 	struct ftv_device *fdev = conn->device;
 	struct ftv_cb *cb = FTV_CB(skb);
 	enum ftv_crypt_where where;
@@ -881,7 +882,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	ftv_job_hold(&conn->jobs);
 	atomic_add(segs, &conn->queued);
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
-		 ftv_serial_add(&conn->session->tx_queue, skb, conn, segs,
+		 ftv_serial_add(serial, skb, conn, segs,
 				&conn->session->send_counter);
 	if (unlikely(queued == FTV_QUEUE_FULL)) {
 		DEV_STATS_ADD(fdev->dev, tx_dropped, segs);
@@ -890,18 +891,17 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	where = ftv_queue_where(&conn->session->tx_queue, queued, segs,
-				false);
+	where = ftv_queue_where(serial, queued, segs, false);
 	if (where == FTV_CRYPT_INLINE) {
 		ftv_job_done(skb, seal_job(skb));
 	} else {
-		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, skb,
-						  where)))
+		if (likely(ftv_crypt_queue_submit(&fdev->encrypt_queue, serial,
+						  skb, where)))
 			return;
 		/* The ring is full: ftv_send_finish_job() counts the drop. */
 		ftv_job_done(skb, FTV_JOB_DEAD);
 	}
-	ftv_serial_hand_on(&conn->session->tx_queue);
+	ftv_serial_hand_on(serial);
 }
 
 /*

@@ -549,18 +549,11 @@ static void print_peer_json(const struct peer *peer)
 	out_lit("\", \"fec\": ");
 	print_fec_json(peer);
 	/* null from a module that does not report it */
-	if (peer->flags & PEER_HAS_FLOWS)
-		out_field(false, "flows", peer->flows);
-	else
-		out_lit(", \"flows\": null");
-	if (peer->flags & PEER_HAS_FLOWS_UP)
-		out_field(false, "flows_up", peer->flows_up);
-	else
-		out_lit(", \"flows_up\": null");
-	if (peer->flags & PEER_HAS_ROTATIONS)
-		out_field(false, "rotations", peer->rotations);
-	else
-		out_lit(", \"rotations\": null");
+	out_field_or_null("flows", peer->flags & PEER_HAS_FLOWS, peer->flows);
+	out_field_or_null("flows_up", peer->flags & PEER_HAS_FLOWS_UP,
+			  peer->flows_up);
+	out_field_or_null("rotations", peer->flags & PEER_HAS_ROTATIONS,
+			  peer->rotations);
 	print_rotate_json(peer);
 	print_resets_json(peer);
 	out(peer->next ? "},\n" : "}\n");
