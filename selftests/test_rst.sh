@@ -126,7 +126,9 @@ hs0=$(ftv_peer_json "$S" ftv0 "$pub_c" 'p["last_handshake"]')
 mark=$(kmsg_mark)
 bg_ping "$C" 10.9.0.2 endpoints
 
-to_s=(dst="$S_PUB4" dport="$FTV_PORT")
+# Only a segment R sent on after NAT: one seen there with C's own source
+# (once, under the debug kernel) makes a forgery no connection of S's has.
+to_s=(src="$R_PUB4" dst="$S_PUB4" dport="$FTV_PORT")
 to_c=(src="$S_PUB4" sport="$FTV_PORT")
 forge "$R" veths rst "an in-window RST forged to S from C's address" "${to_s[@]}" ttl=9 ipid=4242
 forge "$R" veths fin "an in-window FIN forged to S from C's address" "${to_s[@]}" ttl=9 ipid=4243
