@@ -69,6 +69,12 @@ enum ftv_control_type {
 	FTV_CONTROL_BUDGET = 0x05,	/* struct ftv_msg_budget, zero
 					 * padding
 					 */
+	FTV_CONTROL_PROBE_ASK = 0x06,	/* struct ftv_msg_probe_ask, zero
+					 * padding (probe.c)
+					 */
+	FTV_CONTROL_PROBE_TELL = 0x07,	/* struct ftv_msg_probe_tell, zero
+					 * padding
+					 */
 };
 
 /* What the sender of a struct ftv_msg_hello can do. */
@@ -115,6 +121,41 @@ struct ftv_msg_budget {
 	u8 zero[3];
 	__le32 index;
 	__le32 bytes;
+} __packed;
+
+/*
+ * A probe's request (probe.c): @step is enum ftv_probe_step. An echo is
+ * answered with what arrived of it; padding asks for @bytes of padding
+ * on the connection numbered @index of the session (0: its opener), at
+ * @rate kbit/s. Its sender pads it to the length it wants to learn about.
+ */
+struct ftv_msg_probe_ask {
+	u8 type;
+	u8 step;
+	u8 zero[2];
+	__le32 nonce;
+	__le32 index;
+	__le32 bytes;
+	__le32 rate;
+} __packed;
+
+/*
+ * The answer to the ask with @nonce: the length its plaintext arrived
+ * with, the connection it came on, the padding granted (0: none, over the
+ * responder's limits or none asked), and the responder's evidence of the
+ * last reset it ignored (ftv_segment_ip_mark() of the reset and of the
+ * asker's own segment before it; 0: none).
+ */
+struct ftv_msg_probe_tell {
+	u8 type;
+	u8 step;
+	u8 zero[2];
+	__le32 nonce;
+	__le32 length;
+	__le32 index;
+	__le32 bytes;
+	__le32 reset;
+	__le32 reset_heard;
 } __packed;
 
 /*

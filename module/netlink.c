@@ -14,7 +14,9 @@
 #include "device.h"
 #include "fec.h"
 #include "peer.h"
+#include "probe.h"
 #include "segment.h"
+#include "session.h"
 #include "token.h"
 
 #include <linux/ftv.h>
@@ -34,6 +36,17 @@ static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
 	[FTV_ENDPOINT_A_IPV4] = NLA_POLICY_EXACT_LEN(4),
 	[FTV_ENDPOINT_A_IPV6] = NLA_POLICY_EXACT_LEN(16),
 	[FTV_ENDPOINT_A_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
+};
+
+static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
+	[FTV_PROBE_A_STEP] = NLA_POLICY_MAX(NLA_U8, FTV_PROBE_STOP),
+	[FTV_PROBE_A_INDEX] = { .type = NLA_U32 },
+	[FTV_PROBE_A_BYTES] = { .type = NLA_U32 },
+	[FTV_PROBE_A_RATE] = { .type = NLA_U32 },
+	[FTV_PROBE_A_LENGTH] = NLA_POLICY_MAX(NLA_U32, FTV_PROBE_MAX_LENGTH),
+	[FTV_PROBE_A_NONCE] = { .type = NLA_REJECT },
+	[FTV_PROBE_A_TELL] = { .type = NLA_REJECT },
+	[FTV_PROBE_A_CONNS] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
@@ -62,6 +75,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 	[FTV_PEER_A_ENDPOINTS] = NLA_POLICY_NESTED_ARRAY(endpoint_policy),
 	[FTV_PEER_A_RESETS] = { .type = NLA_REJECT },
+	[FTV_PEER_A_PROBE] = NLA_POLICY_NESTED(probe_policy),
 };
 
 static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
@@ -355,15 +369,16 @@ static int put_ip_mark(struct sk_buff *skb, int ttl_attr, int id_attr,
 	       nla_put_u16(skb, id_attr, (mark >> 8) & 0xffff) : 0;
 }
 
-/* The last RST or FIN ignored on the peer's connections, if one came. */
-static int put_resets(struct sk_buff *skb, const struct ftv_peer *peer)
+/* A reset's evidence as @attr, if there is any: ftv_segment_ip_mark() of
+ * the reset in the low half of @seen, of the peer's segment in the high.
+ */
+static int put_resets(struct sk_buff *skb, int attr, u64 seen)
 {
-	u64 seen = READ_ONCE(peer->reset_seen);
 	struct nlattr *nest;
 
 	if (!seen)
 		return 0;
-	nest = nla_nest_start(skb, FTV_PEER_A_RESETS);
+	nest = nla_nest_start(skb, attr);
 	if (!nest ||
 	    put_ip_mark(skb, FTV_RESETS_A_TTL, FTV_RESETS_A_IP_ID, seen) ||
 	    put_ip_mark(skb, FTV_RESETS_A_PEER_TTL, FTV_RESETS_A_PEER_IP_ID,
@@ -414,7 +429,8 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 			      atomic64_read(&peer->rotations), FTV_PEER_A_PAD) ||
 	    nla_put_u32(skb, FTV_PEER_A_ROTATE, READ_ONCE(peer->rotate)) ||
 	    put_drops(skb, FTV_PEER_A_DROPS, &peer->drops) ||
-	    put_resets(skb, peer) || put_fec(skb, peer))
+	    put_resets(skb, FTV_PEER_A_RESETS, READ_ONCE(peer->reset_seen)) ||
+	    put_fec(skb, peer))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -1342,6 +1358,11 @@ static int do_peer(struct genl_info *info, u8 cmd)
 	int ret;
 
 	ret = parse_peer(info, tb);
+	if (!ret && tb[FTV_PEER_A_PROBE]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[FTV_PEER_A_PROBE],
+				    "a probe step goes in the probe command");
+		ret = -EINVAL;
+	}
 	if (!ret && cmd != FTV_CMD_DEL_PEER)
 		ret = check_peer(tb, info->extack);
 	if (ret)
@@ -1369,6 +1390,173 @@ static int set_peer(struct sk_buff *skb, struct genl_info *info)
 static int del_peer(struct sk_buff *skb, struct genl_info *info)
 {
 	return do_peer(info, FTV_CMD_DEL_PEER);
+}
+
+/* The peer's last answer to a probe's ask, once one came. */
+static int put_probe_tell(struct sk_buff *skb, struct ftv_peer *peer)
+{
+	struct ftv_msg_probe_tell tell;
+	struct nlattr *nest;
+
+	if (!ftv_probe_told(peer, &tell))
+		return 0;
+	nest = nla_nest_start(skb, FTV_PROBE_A_TELL);
+	if (!nest ||
+	    nla_put_u32(skb, FTV_PROBE_TELL_A_NONCE, le32_to_cpu(tell.nonce)) ||
+	    nla_put_u8(skb, FTV_PROBE_TELL_A_STEP, tell.step) ||
+	    nla_put_u32(skb, FTV_PROBE_TELL_A_LENGTH,
+			le32_to_cpu(tell.length)) ||
+	    nla_put_u32(skb, FTV_PROBE_TELL_A_INDEX, le32_to_cpu(tell.index)) ||
+	    nla_put_u32(skb, FTV_PROBE_TELL_A_BYTES, le32_to_cpu(tell.bytes)) ||
+	    put_resets(skb, FTV_PROBE_TELL_A_RESETS,
+		       le32_to_cpu(tell.reset) |
+		       (u64)le32_to_cpu(tell.reset_heard) << 32))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* The connections of the peer's session that are up, by number. */
+static int put_probe_conns(struct sk_buff *skb, struct ftv_peer *peer)
+{
+	struct ftv_probe_conn conns[FTV_SESSION_FLOWS];
+	struct nlattr *list, *entry;
+	unsigned int i, n;
+
+	n = ftv_probe_conns(peer, conns, ARRAY_SIZE(conns));
+	list = nla_nest_start(skb, FTV_PROBE_A_CONNS);
+	if (!list)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		entry = nla_nest_start(skb, i);
+		if (!entry ||
+		    nla_put_u32(skb, FTV_PROBE_CONN_A_INDEX, conns[i].index) ||
+		    nla_put_u64_64bit(skb, FTV_PROBE_CONN_A_RX_BYTES,
+				      conns[i].rx_bytes, FTV_PROBE_CONN_A_PAD))
+			return -EMSGSIZE;
+		nla_nest_end(skb, entry);
+	}
+	nla_nest_end(skb, list);
+	return 0;
+}
+
+static int probe_reply(struct genl_info *info, struct ftv_peer *peer,
+		       u32 nonce)
+{
+	struct nlattr *nest, *probe;
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	hdr = genlmsg_put(skb, info->snd_portid, info->snd_seq,
+			  &ftv_genl_family, 0, FTV_CMD_PROBE);
+	if (!hdr)
+		goto err;
+	if (nla_put_u32(skb, FTV_A_IFINDEX, peer->device->dev->ifindex))
+		goto err;
+	nest = nla_nest_start(skb, FTV_A_PEER);
+	if (!nest ||
+	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key))
+		goto err;
+	probe = nla_nest_start(skb, FTV_PEER_A_PROBE);
+	if (!probe || (nonce && nla_put_u32(skb, FTV_PROBE_A_NONCE, nonce)) ||
+	    put_probe_tell(skb, peer) || put_probe_conns(skb, peer))
+		goto err;
+	nla_nest_end(skb, probe);
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return genlmsg_reply(skb, info);
+err:
+	nlmsg_free(skb);
+	return -EMSGSIZE;
+}
+
+static u32 get_u32_or(struct nlattr *attr, u32 absent)
+{
+	return attr ? nla_get_u32(attr) : absent;
+}
+
+static void probe_step_from_attrs(struct ftv_probe_request *step,
+				  struct nlattr **tb)
+{
+	step->step = tb[FTV_PROBE_A_STEP] ? nla_get_u8(tb[FTV_PROBE_A_STEP]) :
+		     FTV_PROBE_READ;
+	step->index = get_u32_or(tb[FTV_PROBE_A_INDEX], 0);
+	step->bytes = get_u32_or(tb[FTV_PROBE_A_BYTES], 0);
+	step->rate = get_u32_or(tb[FTV_PROBE_A_RATE], 0);
+	step->length = get_u32_or(tb[FTV_PROBE_A_LENGTH], 0);
+}
+
+static int check_probe_step(const struct ftv_probe_request *step,
+			    struct nlattr **tb, struct netlink_ext_ack *extack)
+{
+	if (step->step == FTV_PROBE_PAD &&
+	    (!tb[FTV_PROBE_A_BYTES] || !tb[FTV_PROBE_A_RATE])) {
+		NL_SET_ERR_MSG_MOD(extack, "a pad step needs bytes and rate");
+		return -EINVAL;
+	}
+	if (tb[FTV_PROBE_A_BYTES] &&
+	    (!step->bytes || step->bytes > FTV_PROBE_MAX_BYTES)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_BYTES],
+				    "probe bytes must be 1 to 5242880");
+		return -EINVAL;
+	}
+	if (tb[FTV_PROBE_A_RATE] &&
+	    (!step->rate || step->rate > FTV_PROBE_MAX_RATE)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_RATE],
+				    "probe rate must be 1 to 100000 kbit/s");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int probe(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[FTV_PEER_A_MAX + 1];
+	struct nlattr *ptb[FTV_PROBE_A_MAX + 1] = {};
+	struct ftv_probe_request step;
+	struct ftv_device *fdev;
+	struct ftv_peer *peer;
+	u32 nonce;
+	int ret;
+
+	ret = parse_peer(info, tb);
+	if (ret)
+		return ret;
+	if (tb[FTV_PEER_A_PROBE]) {
+		ret = nla_parse_nested(ptb, FTV_PROBE_A_MAX,
+				       tb[FTV_PEER_A_PROBE], probe_policy,
+				       info->extack);
+		if (ret)
+			return ret;
+	}
+	probe_step_from_attrs(&step, ptb);
+	ret = check_probe_step(&step, ptb, info->extack);
+	if (ret)
+		return ret;
+	fdev = lookup_device(genl_info_net(info), info->attrs, info->extack);
+	if (IS_ERR(fdev))
+		return PTR_ERR(fdev);
+	peer = ftv_peer_lookup(fdev, nla_data(tb[FTV_PEER_A_PUBLIC_KEY]));
+	if (!peer) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[FTV_PEER_A_PUBLIC_KEY],
+				    "no such peer");
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = ftv_probe_send(peer, &step, &nonce);
+	if (ret)
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[FTV_PEER_A_PROBE] ?:
+				    info->attrs[FTV_A_PEER],
+				    "the peer's session or that connection is not up");
+	else
+		ret = probe_reply(info, peer, nonce);
+	ftv_peer_put(peer);
+out:
+	dev_put(fdev->dev);
+	return ret;
 }
 
 /**
@@ -1451,6 +1639,10 @@ static const struct genl_ops ftv_genl_ops[] = {
 	}, {
 		.cmd = FTV_CMD_DEL_PEER,
 		.doit = del_peer,
+		.flags = GENL_UNS_ADMIN_PERM,
+	}, {
+		.cmd = FTV_CMD_PROBE,
+		.doit = probe,
 		.flags = GENL_UNS_ADMIN_PERM,
 	}
 };

@@ -20,6 +20,7 @@
 #include "fec.h"
 #include "flow.h"
 #include "peer.h"
+#include "probe.h"
 #include "segment.h"
 #include "send.h"
 #include "timers.h"
@@ -308,6 +309,10 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 				      offsetof(struct ftv_msg_budget, index)),
 				      get_unaligned_le32(skb->data +
 				      offsetof(struct ftv_msg_budget, bytes)));
+	} else if (type == FTV_CONTROL_PROBE_ASK) {
+		ftv_probe_asked(conn, skb);
+	} else if (type == FTV_CONTROL_PROBE_TELL) {
+		ftv_probe_answered(conn, skb);
 	}
 	consume_skb(skb);
 	/* Its counter may fill a gap that packets behind it wait at. */
@@ -343,6 +348,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
 		return false;
 	}
+	WRITE_ONCE(conn->rx_bytes, conn->rx_bytes + cb->rx.payload_len);
 	/* Only a job's first segment keeps its outer IP header. */
 	if (head)
 		WRITE_ONCE(conn->heard_ip, ftv_segment_ip_mark(skb));

@@ -52,6 +52,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	skb_queue_head_init(&peer->staged);
 	kref_init(&peer->refcount);
 	ftv_timers_init(peer);
+	ftv_probe_init(&peer->probe);
 	peer->internal_id = ++fdev->peer_next_id;
 	list_add_tail(&peer->peer_list, &fdev->peer_list);
 	ftv_device_changed(fdev);
@@ -172,6 +173,7 @@ static void peer_make_dead(struct ftv_peer *peer)
 static void peer_remove_after_dead(struct ftv_peer *peer)
 {
 	ftv_timers_stop(peer);
+	ftv_probe_stop(&peer->probe);
 	ftv_peer_put(peer);
 }
 

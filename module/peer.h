@@ -5,6 +5,7 @@
 
 #include "fec.h"
 #include "messages.h"
+#include "probe.h"
 #include "token.h"
 
 #include <linux/atomic.h>
@@ -140,6 +141,8 @@ struct ftv_endpoints {
  *	its ftv_segment_ip_mark() in the low 32 bits, the connection's
  *	@heard_ip then in the high 32 (receive.c); 0 before one; written and
  *	read whole with WRITE_ONCE() and READ_ONCE()
+ * @probe: probes of the path to the peer, the asks and the padding
+ *	(probe.c)
  * @internal_id: number for debug messages
  * @is_dead: set once removal starts; nothing new is scheduled or
  *	installed after it
@@ -190,6 +193,7 @@ struct ftv_peer {
 	time64_t last_handshake;
 	struct ftv_drops drops;
 	u64 reset_seen;
+	struct ftv_probe probe;
 	u64 internal_id;
 	bool is_dead;
 	struct kref refcount;

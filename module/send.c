@@ -1110,6 +1110,58 @@ void ftv_send_budget(struct ftv_conn *conn)
 }
 
 /**
+ * ftv_send_probe_ask - send a probe's ask
+ * @conn: the connection the ask is about, under RCU
+ * @ask: the ask
+ * @length: the plaintext length to pad it to, at least sizeof(*@ask)
+ */
+void ftv_send_probe_ask(struct ftv_conn *conn,
+			const struct ftv_msg_probe_ask *ask, unsigned int length)
+{
+	struct sk_buff *skb = alloc_control(length + FTV_DATA_OVERHEAD);
+
+	if (unlikely(!skb))
+		return;
+	memcpy(skb_put_zero(skb, length), ask, sizeof(*ask));
+	send_data(conn, skb, false);
+}
+
+/**
+ * ftv_send_probe_tell - answer a probe's ask
+ * @conn: the connection the ask came on, under RCU
+ * @tell: the answer
+ */
+void ftv_send_probe_tell(struct ftv_conn *conn,
+			 const struct ftv_msg_probe_tell *tell)
+{
+	struct sk_buff *skb;
+	void *msg;
+
+	msg = alloc_padded(sizeof(*tell), &skb);
+	if (likely(msg)) {
+		memcpy(msg, tell, sizeof(*tell));
+		send_data(conn, skb, false);
+	}
+}
+
+/**
+ * ftv_send_padding - send a message of padding only, for a probe
+ * @conn: the connection, under RCU
+ * @len: its plaintext length
+ *
+ * Zero bytes, as a keepalive's.
+ */
+void ftv_send_padding(struct ftv_conn *conn, unsigned int len)
+{
+	struct sk_buff *skb = alloc_control(len + FTV_DATA_OVERHEAD);
+
+	if (likely(skb)) {
+		skb_put_zero(skb, len);
+		send_data(conn, skb, false);
+	}
+}
+
+/**
  * ftv_send_syn - open the connection
  * @conn: a connection in SYN_SENT
  *

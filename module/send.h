@@ -10,6 +10,8 @@
 
 struct ftv_conn;
 struct ftv_device;
+struct ftv_msg_probe_ask;
+struct ftv_msg_probe_tell;
 struct ftv_peer;
 struct ftv_tuple;
 struct ftv_tcp_params;
@@ -29,6 +31,11 @@ void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_join_gone(struct ftv_conn *gone);
 void ftv_send_budget(struct ftv_conn *conn);
+void ftv_send_probe_ask(struct ftv_conn *conn,
+			const struct ftv_msg_probe_ask *ask, unsigned int length);
+void ftv_send_probe_tell(struct ftv_conn *conn,
+			 const struct ftv_msg_probe_tell *tell);
+void ftv_send_padding(struct ftv_conn *conn, unsigned int len);
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_join_synack(struct ftv_conn *conn);

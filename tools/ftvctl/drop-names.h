@@ -24,6 +24,7 @@ static const char *const drop_names[FTV_DROPS_A_MAX + 1] = {
 	[FTV_DROPS_A_FLOWS_REFUSED] = "flows_refused",
 	[FTV_DROPS_A_RST] = "rst",
 	[FTV_DROPS_A_FIN] = "fin",
+	[FTV_DROPS_A_PROBE_LIMITED] = "probe_limited",
 };
 
 /* Reasons only a device counts: no peer is to blame. */

@@ -44,6 +44,15 @@
  *   FTV_PEER_A_PUBLIC_KEY and, for NEW and SET, any of the writable peer
  *   attributes. NEW fails with EEXIST if the peer exists, SET and DEL with
  *   ENOENT if it does not.
+ *
+ * FTV_CMD_PROBE
+ *   FTV_A_IFINDEX or FTV_A_IFNAME, and an FTV_A_PEER nest holding
+ *   FTV_PEER_A_PUBLIC_KEY and an FTV_PEER_A_PROBE nest: the step to send
+ *   the peer (enum ftv_probe_attr). The reply holds FTV_A_IFINDEX and an
+ *   FTV_A_PEER nest with the public key and an FTV_PEER_A_PROBE nest:
+ *   the ask's nonce, the peer's last answer and the session's
+ *   connections. ENOENT if there is no such peer, ENOTCONN if it has no
+ *   session or the connection named is not up.
  */
 
 #ifndef _UAPI_LINUX_FTV_H
@@ -66,6 +75,7 @@ enum ftv_cmd {
 	FTV_CMD_SET_PEER,
 	FTV_CMD_DEL_PEER,
 	FTV_CMD_PEER_EVENT,
+	FTV_CMD_PROBE,
 
 	__FTV_CMD_MAX,
 	FTV_CMD_MAX = (__FTV_CMD_MAX - 1)
@@ -157,6 +167,7 @@ enum ftv_peer_attr {
 	FTV_PEER_A_ROTATE,		/* u32: FTV_ROTATE_OFF, FTV_ROTATE_AUTO or bytes */
 	FTV_PEER_A_ENDPOINTS,		/* nest of enum ftv_endpoint_attr nests */
 	FTV_PEER_A_RESETS,		/* nest, enum ftv_resets_attr; get only */
+	FTV_PEER_A_PROBE,		/* nest, enum ftv_probe_attr; probe only */
 
 	__FTV_PEER_A_LAST,
 	FTV_PEER_A_MAX = (__FTV_PEER_A_LAST - 1)
@@ -198,6 +209,65 @@ enum ftv_resets_attr {
 
 	__FTV_RESETS_A_LAST,
 	FTV_RESETS_A_MAX = (__FTV_RESETS_A_LAST - 1)
+};
+
+/* FTV_PROBE_A_STEP */
+enum ftv_probe_step {
+	FTV_PROBE_READ,			/* ask nothing, read the probe */
+	FTV_PROBE_ECHO,			/* what arrived of this ask? */
+	FTV_PROBE_PAD,			/* send padding on one connection */
+	FTV_PROBE_STOP,			/* stop sending padding */
+};
+
+/* Limits of a probe step's FTV_PROBE_A_BYTES, _RATE and _LENGTH */
+#define FTV_PROBE_MAX_BYTES	5242880	/* also per peer in 60 s */
+#define FTV_PROBE_MAX_RATE	100000	/* kbit/s */
+#define FTV_PROBE_MAX_LENGTH	9000
+
+/* FTV_PEER_A_PROBE: a step in a request, what the probe holds in a reply */
+enum ftv_probe_attr {
+	FTV_PROBE_A_UNSPEC,
+	FTV_PROBE_A_STEP,		/* u8, enum ftv_probe_step */
+	FTV_PROBE_A_INDEX,		/* u32, the connection's number */
+	FTV_PROBE_A_BYTES,		/* u32, padding a pad step asks for */
+	FTV_PROBE_A_RATE,		/* u32, kbit/s of a pad step */
+	FTV_PROBE_A_LENGTH,		/* u32, an echo's ask's length */
+	FTV_PROBE_A_NONCE,		/* u32, the ask's nonce; reply only */
+	FTV_PROBE_A_TELL,		/* nest, enum ftv_probe_tell_attr */
+	FTV_PROBE_A_CONNS,		/* nest of enum ftv_probe_conn_attr
+					 * nests
+					 */
+	FTV_PROBE_A_PAD,
+
+	__FTV_PROBE_A_LAST,
+	FTV_PROBE_A_MAX = (__FTV_PROBE_A_LAST - 1)
+};
+
+/* FTV_PROBE_A_TELL: the peer's last answer */
+enum ftv_probe_tell_attr {
+	FTV_PROBE_TELL_A_UNSPEC,
+	FTV_PROBE_TELL_A_NONCE,		/* u32, of the ask it answers */
+	FTV_PROBE_TELL_A_STEP,		/* u8, that ask's step */
+	FTV_PROBE_TELL_A_LENGTH,	/* u32, length the ask arrived with */
+	FTV_PROBE_TELL_A_INDEX,		/* u32, connection it arrived on */
+	FTV_PROBE_TELL_A_BYTES,		/* u32, padding granted */
+	FTV_PROBE_TELL_A_RESETS,	/* nest, enum ftv_resets_attr */
+
+	__FTV_PROBE_TELL_A_LAST,
+	FTV_PROBE_TELL_A_MAX = (__FTV_PROBE_TELL_A_LAST - 1)
+};
+
+/* FTV_PROBE_A_CONNS: one connection that is up */
+enum ftv_probe_conn_attr {
+	FTV_PROBE_CONN_A_UNSPEC,
+	FTV_PROBE_CONN_A_INDEX,		/* u32, its number in the session */
+	FTV_PROBE_CONN_A_RX_BYTES,	/* u64, authenticated payload
+					 * received since it came up
+					 */
+	FTV_PROBE_CONN_A_PAD,
+
+	__FTV_PROBE_CONN_A_LAST,
+	FTV_PROBE_CONN_A_MAX = (__FTV_PROBE_CONN_A_LAST - 1)
 };
 
 /* FTV_PEER_A_FEC_STATS */
@@ -255,6 +325,7 @@ enum ftv_drops_attr {
 	FTV_DROPS_A_FLOWS_REFUSED,	/* join over a session's cap */
 	FTV_DROPS_A_RST,		/* RST on a connection, ignored */
 	FTV_DROPS_A_FIN,		/* FIN on a connection, ignored */
+	FTV_DROPS_A_PROBE_LIMITED,	/* probe asks over the peer's limits */
 
 	__FTV_DROPS_A_LAST,
 	FTV_DROPS_A_MAX = (__FTV_DROPS_A_LAST - 1)

@@ -186,13 +186,13 @@ assert dev["shape"] is True and d["ftv\"1"]["shape"] is None
 drops = ["bad_auth", "replay", "malformed", "no_session", "not_allowed", "ratelimited"]
 later = ["backlog", "out_of_window"]
 assert list(dev["drops"]) == drops + ["icmp_ignored", "syn_refused"] + later + \
-	["join_replayed", "flows_refused", "rst", "fin"]
+	["join_replayed", "flows_refused", "rst", "fin", "probe_limited"]
 assert dev["drops"]["icmp_ignored"] == 7
 p = dev["peers"]
 assert list(p[0]) == ["public_key", "endpoint", "endpoints", "allowed_ips", "persistent_keepalive",
 	"last_handshake", "rx_bytes", "tx_bytes", "drops", "state", "fec", "fec_stats",
 	"flows", "flows_up", "rotations", "rotate", "resets"]
-assert list(p[0]["drops"]) == drops + later + ["flows_refused", "rst", "fin"]
+assert list(p[0]["drops"]) == drops + later + ["flows_refused", "rst", "fin", "probe_limited"]
 assert p[0]["endpoint"] == "10.0.0.2:51820" and p[0]["state"] == "established"
 assert p[0]["fec"] == "auto" and p[0]["fec_stats"] == {"active": True, "data": 16,
 	"repair": 2, "loss_ppm": 8000, "repair_sent": 1234, "rebuilt": 56, "groups_lost": 0}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probes of the path to a peer: the asks a probe sends, the answers, and
+ * the padding a responder sends within its limits (probe.c).
+ */
+
+#ifndef _FTV_PROBE_H
+#define _FTV_PROBE_H
+
+#include "messages.h"
+
+#include <linux/ktime.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct ftv_conn;
+struct ftv_peer;
+struct sk_buff;
+
+enum ftv_probe_limits {
+	/* The window of a peer's probe limits: FTV_PROBE_MAX_BYTES of
+	 * padding and FTV_PROBE_ANSWERS answers in it.
+	 */
+	FTV_PROBE_WINDOW_S = 60,
+	FTV_PROBE_ANSWERS = 200,
+	/* Padding goes in bursts of at most this much, or 20 ms of the
+	 * rate asked, whichever is more.
+	 */
+	FTV_PROBE_BURST = 65536,
+};
+
+/**
+ * struct ftv_probe - a peer's probe state, at both ends
+ * @lock: guards everything below
+ * @stopped: the peer is going; nothing arms @pad_work again
+ * @nonce: the last ask this end sent (0: none)
+ * @told: @tell holds the peer's last answer
+ * @tell: that answer, as it came
+ * @answers_at: theoretical arrival time (ns) of the answer limit
+ * @bytes_at: theoretical arrival time (ns) of the padding limit
+ * @pad_index: the connection, by number in the session, padding goes on
+ * @pad_left: padding bytes still to send (0: none is being sent)
+ * @pad_rate: its rate, bytes per second
+ * @pad_credit: bytes the rate allowed and that have not gone yet
+ * @pad_at: ktime when @pad_credit was last brought up to date
+ * @pad_work: sends the padding that is due
+ */
+struct ftv_probe {
+	spinlock_t lock; /* the fields below */
+	bool stopped;
+	u32 nonce;
+	bool told;
+	struct ftv_msg_probe_tell tell;
+	u64 answers_at;
+	u64 bytes_at;
+	u32 pad_index;
+	u32 pad_left;
+	u32 pad_rate;
+	u32 pad_credit;
+	ktime_t pad_at;
+	struct delayed_work pad_work;
+};
+
+/**
+ * struct ftv_probe_request - one step a probe request asks the module to send
+ * @step: enum ftv_probe_step
+ * @index: the connection's number in the session
+ * @bytes: padding asked for (a pad step)
+ * @rate: its rate in kbit/s
+ * @length: the plaintext length to pad the ask to (an echo)
+ */
+struct ftv_probe_request {
+	u8 step;
+	u32 index;
+	u32 bytes;
+	u32 rate;
+	u32 length;
+};
+
+/**
+ * struct ftv_probe_conn - a connection of a session, as a probe reads it
+ * @index: its number in the session
+ * @rx_bytes: the payload of authenticated segments that came on it
+ */
+struct ftv_probe_conn {
+	u32 index;
+	u64 rx_bytes;
+};
+
+void ftv_probe_init(struct ftv_probe *probe);
+void ftv_probe_stop(struct ftv_probe *probe);
+int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
+		   u32 *nonce);
+bool ftv_probe_told(struct ftv_peer *peer, struct ftv_msg_probe_tell *tell);
+void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb);
+void ftv_probe_answered(struct ftv_conn *conn, struct sk_buff *skb);
+struct ftv_conn *ftv_probe_conn(struct ftv_peer *peer, u32 index);
+unsigned int ftv_probe_conns(struct ftv_peer *peer,
+			     struct ftv_probe_conn *conns, unsigned int max);
+
+#endif /* _FTV_PROBE_H */
