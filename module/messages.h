@@ -144,7 +144,8 @@ struct ftv_msg_probe_ask {
  * with, the connection it came on, the padding granted (0: none, over the
  * responder's limits or none asked), and the responder's evidence of the
  * last reset it ignored (ftv_segment_ip_mark() of the reset and of the
- * asker's own segment before it; 0: none).
+ * asker's own segment before it; 0: none), and the padding it has still
+ * to send.
  */
 struct ftv_msg_probe_tell {
 	u8 type;
@@ -156,6 +157,7 @@ struct ftv_msg_probe_tell {
 	__le32 bytes;
 	__le32 reset;
 	__le32 reset_heard;
+	__le32 left;
 } __packed;
 
 /*

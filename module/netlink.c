@@ -1408,6 +1408,7 @@ static int put_probe_tell(struct sk_buff *skb, struct ftv_peer *peer)
 			le32_to_cpu(tell.length)) ||
 	    nla_put_u32(skb, FTV_PROBE_TELL_A_INDEX, le32_to_cpu(tell.index)) ||
 	    nla_put_u32(skb, FTV_PROBE_TELL_A_BYTES, le32_to_cpu(tell.bytes)) ||
+	    nla_put_u32(skb, FTV_PROBE_TELL_A_LEFT, le32_to_cpu(tell.left)) ||
 	    put_resets(skb, FTV_PROBE_TELL_A_RESETS,
 		       le32_to_cpu(tell.reset) |
 		       (u64)le32_to_cpu(tell.reset_heard) << 32))
@@ -1495,6 +1496,11 @@ static int check_probe_step(const struct ftv_probe_request *step,
 	if (step->step == FTV_PROBE_PAD &&
 	    (!tb[FTV_PROBE_A_BYTES] || !tb[FTV_PROBE_A_RATE])) {
 		NL_SET_ERR_MSG_MOD(extack, "a pad step needs bytes and rate");
+		return -EINVAL;
+	}
+	if (step->index == FTV_PROBE_INDEX_ALL && step->step != FTV_PROBE_PAD) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_INDEX],
+				    "only a pad goes on every connection");
 		return -EINVAL;
 	}
 	if (tb[FTV_PROBE_A_BYTES] &&

@@ -6,7 +6,10 @@
  * length the step wants to learn about), to say what arrived of the ask
  * (an echo) or to send so many bytes of padding on one connection of the
  * session at a given rate (pad), and the peer answers with a PROBE_TELL on
- * the connection the ask came on. Padding is keepalive padding: a module
+ * the connection the ask came on. A pad may also be spread over every
+ * connection of the session that is up, one message each in turn, so
+ * that the asker can tell a limit per connection from one on the path.
+ * Padding is keepalive padding: a module
  * that predates probes ignores asks as it ignores every control message it
  * does not know, and an observer sees a tunnel that carries traffic.
  *
@@ -158,7 +161,6 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 		.bytes = cpu_to_le32(step->bytes),
 		.rate = cpu_to_le32(step->rate),
 	};
-	struct ftv_probe *probe = &peer->probe;
 	struct ftv_conn *conn;
 	int ret = 0;
 
@@ -167,11 +169,10 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 		return 0;
 	*nonce = get_random_u32() | 1;
 	ask.nonce = cpu_to_le32(*nonce);
-	spin_lock_bh(&probe->lock);
-	probe->nonce = *nonce;
-	spin_unlock_bh(&probe->lock);
 	rcu_read_lock_bh();
-	conn = ftv_probe_conn(peer, step->index);
+	/* A pad over every connection is asked for on the opener. */
+	conn = ftv_probe_conn(peer, step->index == FTV_PROBE_INDEX_ALL ? 0 :
+			      step->index);
 	if (conn)
 		ftv_send_probe_ask(conn, &ask,
 				   max_t(u32, step->length, sizeof(ask)));
@@ -258,9 +259,8 @@ void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb)
 	u64 reset = READ_ONCE(peer->reset_seen);
 	u32 granted = 0;
 
-	if (skb->len < sizeof(ask))
+	if (skb_copy_bits(skb, 0, &ask, sizeof(ask)))
 		return;
-	memcpy(&ask, skb->data, sizeof(ask));
 	spin_lock_bh(&probe->lock);
 	if (!probe_take(&probe->answers_at, now, PROBE_NS_PER_ANSWER, 1)) {
 		spin_unlock_bh(&probe->lock);
@@ -271,6 +271,7 @@ void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb)
 		granted = probe_pad_grant_locked(peer, &ask, now);
 	else if (ask.step == FTV_PROBE_STOP)
 		probe->pad_left = 0;
+	tell.left = cpu_to_le32(probe->pad_left);
 	spin_unlock_bh(&probe->lock);
 	tell.step = ask.step;
 	tell.nonce = ask.nonce;
@@ -288,11 +289,12 @@ void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb)
 void ftv_probe_answered(struct ftv_conn *conn, struct sk_buff *skb)
 {
 	struct ftv_probe *probe = &conn->peer->probe;
+	struct ftv_msg_probe_tell tell;
 
-	if (skb->len < sizeof(probe->tell))
+	if (skb_copy_bits(skb, 0, &tell, sizeof(tell)))
 		return;
 	spin_lock_bh(&probe->lock);
-	memcpy(&probe->tell, skb->data, sizeof(probe->tell));
+	probe->tell = tell;
 	probe->told = true;
 	spin_unlock_bh(&probe->lock);
 }
@@ -319,13 +321,38 @@ static u32 probe_pad_due_locked(struct ftv_probe *probe)
 	return due;
 }
 
+/* The connections padding for @index goes on: that one, or every one
+ * that is up for FTV_PROBE_INDEX_ALL. Under RCU (BH flavour). Return:
+ * how many.
+ */
+static unsigned int probe_pad_conns(struct ftv_peer *peer, u32 index,
+				    struct ftv_conn **conns)
+{
+	struct ftv_conn *conn;
+	unsigned int i, n = 0;
+
+	if (index != FTV_PROBE_INDEX_ALL) {
+		conns[0] = ftv_probe_conn(peer, index);
+		return conns[0] ? 1 : 0;
+	}
+	conn = rcu_dereference_bh(peer->conn);
+	for (i = 0; conn && i < FTV_SESSION_FLOWS; i++) {
+		struct ftv_conn *c = rcu_dereference_bh(conn->session->up[i]);
+
+		if (c && READ_ONCE(c->state) == FTV_CONN_ESTABLISHED)
+			conns[n++] = c;
+	}
+	return n;
+}
+
 static void probe_pad_work(struct work_struct *work)
 {
 	struct ftv_probe *probe = container_of(to_delayed_work(work),
 					       struct ftv_probe, pad_work);
 	struct ftv_peer *peer = container_of(probe, struct ftv_peer, probe);
 	u32 len = max_t(u32, READ_ONCE(peer->device->dev->mtu), 64);
-	struct ftv_conn *conn;
+	struct ftv_conn *conns[FTV_SESSION_FLOWS];
+	unsigned int i = 0, n;
 	u32 due, index;
 
 	spin_lock_bh(&probe->lock);
@@ -333,16 +360,17 @@ static void probe_pad_work(struct work_struct *work)
 	index = probe->pad_index;
 	spin_unlock_bh(&probe->lock);
 	rcu_read_lock_bh();
-	conn = ftv_probe_conn(peer, index);
-	while (conn && due) {
-		u32 now = min(len, due);
+	n = probe_pad_conns(peer, index, conns);
+	while (n && due) {
+		u32 bytes = min(len, due);
 
-		ftv_send_padding(conn, now);
-		due -= now;
+		/* Spread over every connection: one message each in turn. */
+		ftv_send_padding(conns[i++ % n], bytes);
+		due -= bytes;
 	}
 	rcu_read_unlock_bh();
 	spin_lock_bh(&probe->lock);
-	if (!conn)
+	if (!n)
 		probe->pad_left = 0;
 	if (probe->pad_left && !probe->stopped)
 		schedule_delayed_work(&probe->pad_work, 1);

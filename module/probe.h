@@ -34,7 +34,6 @@ enum ftv_probe_limits {
  * struct ftv_probe - a peer's probe state, at both ends
  * @lock: guards everything below
  * @stopped: the peer is going; nothing arms @pad_work again
- * @nonce: the last ask this end sent (0: none)
  * @told: @tell holds the peer's last answer
  * @tell: that answer, as it came
  * @answers_at: theoretical arrival time (ns) of the answer limit
@@ -49,7 +48,6 @@ enum ftv_probe_limits {
 struct ftv_probe {
 	spinlock_t lock; /* the fields below */
 	bool stopped;
-	u32 nonce;
 	bool told;
 	struct ftv_msg_probe_tell tell;
 	u64 answers_at;

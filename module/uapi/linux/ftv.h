@@ -223,6 +223,8 @@ enum ftv_probe_step {
 #define FTV_PROBE_MAX_BYTES	5242880	/* also per peer in 60 s */
 #define FTV_PROBE_MAX_RATE	100000	/* kbit/s */
 #define FTV_PROBE_MAX_LENGTH	9000
+/* FTV_PROBE_A_INDEX of a pad spread over every connection that is up */
+#define FTV_PROBE_INDEX_ALL	4294967295U
 
 /* FTV_PEER_A_PROBE: a step in a request, what the probe holds in a reply */
 enum ftv_probe_attr {
@@ -252,6 +254,7 @@ enum ftv_probe_tell_attr {
 	FTV_PROBE_TELL_A_INDEX,		/* u32, connection it arrived on */
 	FTV_PROBE_TELL_A_BYTES,		/* u32, padding granted */
 	FTV_PROBE_TELL_A_RESETS,	/* nest, enum ftv_resets_attr */
+	FTV_PROBE_TELL_A_LEFT,		/* u32, padding still to send */
 
 	__FTV_PROBE_TELL_A_LAST,
 	FTV_PROBE_TELL_A_MAX = (__FTV_PROBE_TELL_A_LAST - 1)
