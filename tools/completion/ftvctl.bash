@@ -18,7 +18,7 @@ _ftvctl()
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="show showconf set setconf syncconf peer monitor genkey genpsk pubkey help"
+	local commands="show showconf set setconf syncconf peer monitor probe genkey genpsk pubkey help"
 	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec flows rotate"
 
 	if ((cword == 1)); then
@@ -35,6 +35,15 @@ _ftvctl()
 		;;
 	monitor)
 		mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_interfaces) --json" -- "$cur")
+		;;
+	probe)
+		if ((cword == 2)); then
+			mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_interfaces)" -- "$cur")
+		elif ((cword == 3)); then
+			mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_peers "${words[2]}")" -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "--json --quick --apply" -- "$cur")
+		fi
 		;;
 	showconf)
 		((cword == 2)) &&

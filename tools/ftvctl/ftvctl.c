@@ -34,6 +34,7 @@ static const struct {
 	{ "syncconf", syncconf_main, "Apply a file's configuration, keeping live sessions" },
 	{ "peer", peer_main, "Add, change or remove one peer of a device" },
 	{ "monitor", monitor_main, "Print peer events as they happen" },
+	{ "probe", probe_main, "Find what the path does to a peer, and what to set" },
 	{ "genkey", genkey_main, "Print a new random private key" },
 	{ "genpsk", genpsk_main, "Print a new random pre-shared key" },
 	{ "pubkey", pubkey_main, "Derive the public key of the private key on stdin" },

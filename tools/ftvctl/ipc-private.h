@@ -24,6 +24,9 @@ struct reply {
 	int err;			/* negative errno, 0 on success */
 	char msg[256];			/* the kernel's extack text, or "" */
 	struct device *first, *last;	/* what a dump returned, merged */
+	/* A probe's reply goes here, not into devices; @probed once read. */
+	struct probe_reply *probe;
+	bool probed;
 };
 
 struct request {
@@ -36,6 +39,8 @@ struct request {
 	const struct allowedip *ips, *ips_end;
 	/* A later part of @peer's change: its key and allowed IPs only. */
 	bool continued;
+	/* A probe step for @peer, which gives only its key. */
+	const struct probe_step *probe;
 };
 
 /* Ends the exchange with @err, and @why if the kernel gave no reason. */
@@ -50,6 +55,7 @@ static inline int reply_fail(struct reply *reply, int err, const char *why)
 
 /* ipc-read.c */
 int ipc_read_device_msg(struct nl_msg *msg, void *arg);
+int ipc_read_probe_msg(struct nl_msg *msg, void *arg);
 int ipc_read_event(struct peer_event *ev, struct nl_msg *msg);
 
 /* ipc-write.c */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel to model: the device and peer attributes of a dump, and the
- * events of the "peers" group, read into struct device and struct peer.
+ * events of the "peers" group, read into struct device and struct peer;
+ * the reply to a probe step, into struct probe_reply.
  * Every attribute is checked against a policy first; a message that does
  * not fit is MALFORMED, never half read.
  */
@@ -174,6 +175,7 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 	[FTV_PEER_A_ENDPOINTS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_RESETS] = { .type = NLA_NESTED },
+	[FTV_PEER_A_PROBE] = { .type = NLA_NESTED },
 };
 
 static const struct nla_policy resets_policy[FTV_RESETS_A_MAX + 1] = {
@@ -181,6 +183,27 @@ static const struct nla_policy resets_policy[FTV_RESETS_A_MAX + 1] = {
 	[FTV_RESETS_A_IP_ID] = { .type = NLA_U16 },
 	[FTV_RESETS_A_PEER_TTL] = { .type = NLA_U8 },
 	[FTV_RESETS_A_PEER_IP_ID] = { .type = NLA_U16 },
+};
+
+static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
+	[FTV_PROBE_A_NONCE] = { .type = NLA_U32 },
+	[FTV_PROBE_A_TELL] = { .type = NLA_NESTED },
+	[FTV_PROBE_A_CONNS] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy probe_tell_policy[FTV_PROBE_TELL_A_MAX + 1] = {
+	[FTV_PROBE_TELL_A_NONCE] = { .type = NLA_U32 },
+	[FTV_PROBE_TELL_A_STEP] = { .type = NLA_U8 },
+	[FTV_PROBE_TELL_A_LENGTH] = { .type = NLA_U32 },
+	[FTV_PROBE_TELL_A_INDEX] = { .type = NLA_U32 },
+	[FTV_PROBE_TELL_A_BYTES] = { .type = NLA_U32 },
+	[FTV_PROBE_TELL_A_RESETS] = { .type = NLA_NESTED },
+	[FTV_PROBE_TELL_A_LEFT] = { .type = NLA_U32 },
+};
+
+static const struct nla_policy probe_conn_policy[FTV_PROBE_CONN_A_MAX + 1] = {
+	[FTV_PROBE_CONN_A_INDEX] = { .type = NLA_U32 },
+	[FTV_PROBE_CONN_A_RX_BYTES] = { .type = NLA_U64 },
 };
 
 static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
@@ -399,10 +422,10 @@ static int read_fec_stats(struct peer *peer, struct nlattr *nest)
 	return 0;
 }
 
-static int read_resets(struct peer *peer, struct nlattr *nest)
+/* A resets nest: a peer's, or the one a probe's answer carries. */
+static int read_resets(struct resets *r, struct nlattr *nest)
 {
 	struct nlattr *tb[FTV_RESETS_A_MAX + 1];
-	struct resets *r = &peer->resets;
 
 	if (attrs_nested(tb, FTV_RESETS_A_MAX, nest, resets_policy) < 0 ||
 	    !tb[FTV_RESETS_A_TTL])
@@ -417,7 +440,6 @@ static int read_resets(struct peer *peer, struct nlattr *nest)
 	r->has_peer_ip_id = tb[FTV_RESETS_A_PEER_IP_ID];
 	if (r->has_peer_ip_id)
 		r->peer_ip_id = attr_u16(tb[FTV_RESETS_A_PEER_IP_ID]);
-	peer->flags |= PEER_HAS_RESETS;
 	return 0;
 }
 
@@ -472,8 +494,11 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
 		return -EBADMSG;
-	if (tb[FTV_PEER_A_RESETS] && read_resets(peer, tb[FTV_PEER_A_RESETS]))
-		return -EBADMSG;
+	if (tb[FTV_PEER_A_RESETS]) {
+		if (read_resets(&peer->resets, tb[FTV_PEER_A_RESETS]))
+			return -EBADMSG;
+		peer->flags |= PEER_HAS_RESETS;
+	}
 	if (tb[FTV_PEER_A_DROPS])
 		return read_drops(&peer->drops, tb[FTV_PEER_A_DROPS]);
 	return 0;
@@ -599,6 +624,90 @@ int ipc_read_device_msg(struct nl_msg *msg, void *arg)
 		ret = read_peers(dev, tb[FTV_A_PEERS]);
 	if (ret)
 		return reply_fail(reply, ret, ret == -EBADMSG ? MALFORMED : NULL);
+	return NL_OK;
+}
+
+/* The peer's last answer; a nonce it must have, the rest may be 0. */
+static int read_probe_tell(struct probe_tell *tell, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_PROBE_TELL_A_MAX + 1];
+
+	if (attrs_nested(tb, FTV_PROBE_TELL_A_MAX, nest, probe_tell_policy) < 0 ||
+	    !tb[FTV_PROBE_TELL_A_NONCE])
+		return -EBADMSG;
+	tell->nonce = attr_u32(tb[FTV_PROBE_TELL_A_NONCE]);
+	if (tb[FTV_PROBE_TELL_A_STEP])
+		tell->step = attr_u8(tb[FTV_PROBE_TELL_A_STEP]);
+	if (tb[FTV_PROBE_TELL_A_LENGTH])
+		tell->length = attr_u32(tb[FTV_PROBE_TELL_A_LENGTH]);
+	if (tb[FTV_PROBE_TELL_A_INDEX])
+		tell->index = attr_u32(tb[FTV_PROBE_TELL_A_INDEX]);
+	if (tb[FTV_PROBE_TELL_A_BYTES])
+		tell->bytes = attr_u32(tb[FTV_PROBE_TELL_A_BYTES]);
+	if (tb[FTV_PROBE_TELL_A_LEFT])
+		tell->left = attr_u32(tb[FTV_PROBE_TELL_A_LEFT]);
+	if (tb[FTV_PROBE_TELL_A_RESETS]) {
+		if (read_resets(&tell->resets, tb[FTV_PROBE_TELL_A_RESETS]))
+			return -EBADMSG;
+		tell->has_resets = true;
+	}
+	return 0;
+}
+
+/* An indexed array: each entry a nest, whatever its type says. */
+static int read_probe_conns(struct probe_reply *probe, struct nlattr *list)
+{
+	struct nlattr *tb[FTV_PROBE_CONN_A_MAX + 1], *nest;
+	struct probe_conn *conn;
+	int rem;
+
+	attr_for_each_nested(nest, list, rem) {
+		if (probe->n_conns == PROBE_CONNS_MAX ||
+		    attrs_nested(tb, FTV_PROBE_CONN_A_MAX, nest,
+				 probe_conn_policy) < 0 ||
+		    !tb[FTV_PROBE_CONN_A_INDEX] || !tb[FTV_PROBE_CONN_A_RX_BYTES])
+			return -EBADMSG;
+		conn = &probe->conns[probe->n_conns++];
+		conn->index = attr_u32(tb[FTV_PROBE_CONN_A_INDEX]);
+		conn->rx_bytes = attr_u64(tb[FTV_PROBE_CONN_A_RX_BYTES]);
+	}
+	return 0;
+}
+
+static int read_probe(struct probe_reply *probe, struct nlattr *nest)
+{
+	struct nlattr *tb[FTV_PROBE_A_MAX + 1];
+
+	memset(probe, 0, sizeof(*probe));
+	if (attrs_nested(tb, FTV_PROBE_A_MAX, nest, probe_policy) < 0)
+		return -EBADMSG;
+	if (tb[FTV_PROBE_A_NONCE])
+		probe->nonce = attr_u32(tb[FTV_PROBE_A_NONCE]);
+	if (tb[FTV_PROBE_A_TELL]) {
+		if (read_probe_tell(&probe->tell, tb[FTV_PROBE_A_TELL]))
+			return -EBADMSG;
+		probe->told = true;
+	}
+	if (tb[FTV_PROBE_A_CONNS])
+		return read_probe_conns(probe, tb[FTV_PROBE_A_CONNS]);
+	return 0;
+}
+
+/* The reply to a probe step: the peer's key, and what the probe holds. */
+int ipc_read_probe_msg(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[FTV_A_MAX + 1], *ptb[FTV_PEER_A_MAX + 1];
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct reply *reply = arg;
+
+	if (msg_parse(nlh, tb) < 0 ||
+	    genlmsg_hdr(nlh)->cmd != FTV_CMD_PROBE || reply->probed ||
+	    !tb[FTV_A_IFINDEX] || !tb[FTV_A_PEER] ||
+	    attrs_nested(ptb, FTV_PEER_A_MAX, tb[FTV_A_PEER], peer_policy) < 0 ||
+	    !ptb[FTV_PEER_A_PUBLIC_KEY] || !ptb[FTV_PEER_A_PROBE] ||
+	    read_probe(reply->probe, ptb[FTV_PEER_A_PROBE]))
+		return reply_fail(reply, -EBADMSG, MALFORMED);
+	reply->probed = true;
 	return NL_OK;
 }
 

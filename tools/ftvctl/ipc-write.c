@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Model to kernel: a request's attributes from struct device and struct
- * peer, and a peer whose allowed IPs do not fit one request cut into
- * several. Buffers that held a key are wiped before they are freed.
+ * peer (or a probe step), and a peer whose allowed IPs do not fit one
+ * request cut into several. Buffers that held a key are wiped before they
+ * are freed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -177,12 +178,43 @@ nla_put_failure:
 	return -EMSGSIZE;
 }
 
+/* A probe step: the key says which peer, the probe nest what to ask. */
+static int put_peer_probe(struct nl_msg *msg, const struct request *req)
+{
+	const struct probe_step *step = req->probe;
+	struct nlattr *nest, *probe;
+
+	nest = nest_start(msg, FTV_A_PEER);
+	if (!nest)
+		goto nla_put_failure;
+	NLA_PUT(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, req->peer->public_key);
+	probe = nest_start(msg, FTV_PEER_A_PROBE);
+	if (!probe)
+		goto nla_put_failure;
+	NLA_PUT_U8(msg, FTV_PROBE_A_STEP, step->step);
+	NLA_PUT_U32(msg, FTV_PROBE_A_INDEX, step->index);
+	/* The kernel refuses a 0 it was given; absent is "not asked". */
+	if (step->bytes)
+		NLA_PUT_U32(msg, FTV_PROBE_A_BYTES, step->bytes);
+	if (step->rate)
+		NLA_PUT_U32(msg, FTV_PROBE_A_RATE, step->rate);
+	if (step->length)
+		NLA_PUT_U32(msg, FTV_PROBE_A_LENGTH, step->length);
+	if (nest_end(msg, probe))
+		goto nla_put_failure;
+	return nest_end(msg, nest);
+nla_put_failure:
+	return -EMSGSIZE;
+}
+
 static int put_peer(struct nl_msg *msg, const struct request *req)
 {
 	const struct peer *peer = req->peer;
 	struct nlattr *nest;
 	uint32_t flags = 0;
 
+	if (req->probe)
+		return put_peer_probe(msg, req);
 	if (req->continued)
 		return put_peer_continued(msg, req);
 	nest = nest_start(msg, FTV_A_PEER);

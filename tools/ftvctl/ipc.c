@@ -183,7 +183,9 @@ static struct nl_cb *reply_callbacks(struct nl_sock *sk, struct reply *reply)
 	nl_cb_put(base);
 	if (!cb)
 		return NULL;
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, ipc_read_device_msg, reply);
+	/* A probe step's reply is its own; every other is a device's. */
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM,
+		  reply->probe ? ipc_read_probe_msg : ipc_read_device_msg, reply);
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, reply);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, reply);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_error, reply);
@@ -345,6 +347,33 @@ int ipc_set_peer(const char *ifname, const struct peer *peer)
 int ipc_del_peer(const char *ifname, const struct peer *peer)
 {
 	return change_peer(FTV_CMD_DEL_PEER, ifname, peer);
+}
+
+/*
+ * A do request with a reply: the reply message, then the ack. A kernel
+ * that acks without the message sent nothing to read.
+ */
+int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
+	      const struct probe_step *step, struct probe_reply *out)
+{
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
+	struct request req = {
+		.cmd = FTV_CMD_PROBE,
+		.ifname = ifname,
+		.peer = &peer,
+		.probe = step,
+	};
+	struct reply reply = { .probe = out };
+	int ret;
+
+	memcpy(peer.public_key, key, FTV_KEY_LEN);
+	memset(out, 0, sizeof(*out));
+	ret = transact(&req, &reply);
+	if (!ret && !reply.probed) {
+		fprintf(stderr, "%s: %s\n", PROG_NAME, MALFORMED);
+		ret = -EBADMSG;
+	}
+	return ret;
 }
 
 /* ---- events ------------------------------------------------------------- */

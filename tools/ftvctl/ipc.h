@@ -40,6 +40,59 @@ typedef int (*ipc_event_fn)(const struct peer_event *event, void *arg);
  */
 int ipc_monitor(ipc_event_fn fn, void *arg);
 
+/* One step of a probe of the path to a peer (the netlink probe command). */
+struct probe_step {
+	uint8_t step;		/* enum ftv_probe_step */
+	uint32_t index;		/* the connection; FTV_PROBE_INDEX_ALL: a pad on all */
+	/* Each sent only when not 0: a pad's bytes and rate (kbit/s), an
+	 * echo's length (0: the ask's own).
+	 */
+	uint32_t bytes, rate, length;
+};
+
+/* The peer's last answer to one of this end's asks. */
+struct probe_tell {
+	uint32_t nonce;		/* of the ask it answers */
+	uint8_t step;
+	uint32_t length;	/* the ask's length when it arrived */
+	uint32_t index;		/* the connection the ask arrived on */
+	uint32_t bytes;		/* padding granted; 0 over the peer's budget */
+	uint32_t left;		/* padding the peer had still to send */
+	/* The last RST or FIN the peer ignored on this end's connections:
+	 * peer_ttl and peer_ip_id are this end's segments, as it saw them.
+	 */
+	bool has_resets;
+	struct resets resets;
+};
+
+struct probe_conn {
+	uint32_t index;		/* its number in the session, 0: the opener */
+	uint64_t rx_bytes;	/* authenticated payload that came on it */
+};
+
+/* Room for the connections of a session: the opener and a responder's
+ * 16 joins, with some to spare.
+ */
+#define PROBE_CONNS_MAX 32
+
+/* What the probe holds after a step. */
+struct probe_reply {
+	uint32_t nonce;		/* of the ask sent; 0 for a read */
+	bool told;		/* @tell holds an answer */
+	struct probe_tell tell;
+	unsigned int n_conns;	/* the session's connections that are up */
+	struct probe_conn conns[PROBE_CONNS_MAX];
+};
+
+/*
+ * Sends @step to the peer @key of @ifname and reads what the probe holds
+ * into @reply. The peer's answer comes later: read steps show it once its
+ * tell.nonce is the step's nonce. -ENOENT: no such peer; -ENOTCONN: no
+ * session, or the connection named is not up.
+ */
+int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
+	      const struct probe_step *step, struct probe_reply *reply);
+
 /*
  * A peer whose allowed IPs do not fit one request is sent in several:
  * the first with its settings and flags, the others with its key and

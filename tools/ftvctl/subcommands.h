@@ -9,6 +9,7 @@ int showconf_main(int argc, char **argv);
 int setconf_main(int argc, char **argv);
 int syncconf_main(int argc, char **argv);
 int monitor_main(int argc, char **argv);
+int probe_main(int argc, char **argv);
 int peer_main(int argc, char **argv);
 int genkey_main(int argc, char **argv);
 int genpsk_main(int argc, char **argv);

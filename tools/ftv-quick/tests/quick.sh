@@ -182,6 +182,8 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 		[ "$(comp _ftvctl ftvctl peer set ftv0 KEY fec a)" = auto ] &&
 		[ "$(comp _ftvctl ftvctl set ftv0 sh)" = shape ] &&
 		[ "$(comp _ftvctl ftvctl set ftv0 shape o)" = "on off" ] &&
+		[ "$(comp _ftvctl ftvctl pr)" = probe ] &&
+		[ "$(comp _ftvctl ftvctl probe ftv0 KEY --q)" = --quick ] &&
 		[ "$(comp _ftv_quick ftv-quick s)" = "save strip" ]
 	' _ "$TOOLS"
 	ktap_rc $? "bash completion: commands and options"

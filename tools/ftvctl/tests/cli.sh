@@ -142,6 +142,21 @@ for bad in 4: :2 4:2:1 -4:2 +4:2 4:0x2 Auto ""; do
 done
 expect_fail "set: shape maybe" "'maybe' is not a shape setting (on or off)" \
 	-- set ftv0 shape maybe
+expect_fail "probe: no arguments" "Usage: ftvctl probe <interface> <public-key>" -- probe
+expect_fail "probe: no public key" "Usage:" -- probe ftv0
+expect_fail "probe: no public key, an option" "Usage:" -- probe ftv0 --json
+expect_fail "probe: one argument too many" "Usage:" \
+	-- probe ftv0 "$alice_pub" extra
+expect_fail "probe: unknown option named, usage" "unknown option '--slow'" \
+	-- probe ftv0 "$alice_pub" --slow
+expect_fail "probe: unknown option, usage" "Usage:" \
+	-- probe ftv0 "$alice_pub" --quick --slow
+expect_fail "probe: bad public key" "'abc' is not a base64 public key" \
+	-- probe ftv0 abc
+expect_fail "probe: interface name too long" "is not an interface name" \
+	-- probe ftv0123456789abcdef "$alice_pub"
+"$FTVCTL" probe --help | grep -q "^Usage: ftvctl probe <interface> <public-key> \[--json\] \[--quick\] \[--apply\]$"
+ktap_rc $? "probe --help: usage on stdout, exit 0"
 
 if [ -d /sys/module/ftv ]; then
 	ktap_skip "not loaded: message" "the module is loaded"
@@ -172,6 +187,10 @@ else
 			-- set ftv0 shape "$shape"
 	done
 	expect_fail "module not loaded: monitor says so" "not loaded" -- monitor
+	expect_fail "module not loaded: probe says so" "not loaded" \
+		-- probe ftv0 "$alice_pub"
+	expect_fail "module not loaded: probe with every option says so" "not loaded" \
+		-- probe --json ftv0 --quick "$alice_pub" --apply
 fi
 expect_fail "monitor: one interface at most" "Usage:" -- monitor ftv0 ftv1
 
@@ -279,6 +298,120 @@ assert [(e["flows_up"], e["rotations"]) for e in ev] == [(1, 0), (1, 0),
 assert ev[8]["endpoint"] == "10.0.0.1:51820"
 '
 	ktap_rc $? "monitor --json: one object per line, in the documented shape"
+fi
+
+if [ -x "$HERE/probe-test" ]; then
+	for path in clean policed shared loss hostile single spent policed-answering; do
+		"$HERE/probe-test" --json "$path"
+	done | python3 -c '
+import json, sys
+text = sys.stdin.read()
+objs, dec, i = [], json.JSONDecoder(), 0
+while i < len(text):
+    o, i = dec.raw_decode(text, i)
+    objs.append(o)
+    while i < len(text) and text[i].isspace():
+        i += 1
+assert len(objs) == 8, len(objs)
+clean, policed, shared, loss, hostile, single, spent, answering = objs
+for o in objs:
+    assert list(o) == ["interface", "peer", "answered", "connections",
+        "measurements", "verdicts", "recommended", "seconds", "bytes"], list(o)
+    assert list(o["measurements"]) == ["resets", "policing", "loss"]
+    m = o["measurements"]
+    assert list(m["resets"]) == ["verdict", "rst", "fin", "here", "at_peer"]
+    assert list(m["policing"]) == ["verdict", "measured", "why", "one", "all"]
+    assert list(m["loss"]) == ["verdict", "pad_ppm", "peer_ppm", "rebuilt", "evidence"]
+    for c in o["connections"]:
+        assert list(c) == ["index", "answered", "rx_bytes"], c
+    for v in o["verdicts"]:
+        assert list(v) == ["name", "evidence"], v
+    for pad in (m["policing"]["one"], m["policing"]["all"]):
+        if pad is not None:
+            assert list(pad) == ["granted", "came", "seconds", "kbit_s", "connections"]
+            for c in pad["connections"]:
+                assert list(c) == ["index", "came", "kbit_s"]
+assert clean["verdicts"] == [] and clean["recommended"] is None
+assert clean["measurements"]["policing"]["why"] == "no rate limit seen up to 8 Mbit/s"
+assert clean["measurements"]["policing"]["all"] is None
+assert clean["measurements"]["loss"]["pad_ppm"] == 0
+assert [v["name"] for v in policed["verdicts"]] == ["per-connection policer"]
+assert policed["recommended"] == "flows 4"
+assert policed["measurements"]["policing"]["all"]["kbit_s"] == 7887
+assert [v["name"] for v in shared["verdicts"]] == ["shared bottleneck"]
+assert shared["recommended"] is None
+assert [v["name"] for v in loss["verdicts"]] == ["loss"] and loss["recommended"] == "fec auto"
+assert 40000 < loss["measurements"]["loss"]["pad_ppm"] < 42000
+assert [v["name"] for v in hostile["verdicts"]] == ["connection does not answer", "injected resets"]
+assert hostile["measurements"]["resets"]["here"] == {"ttl": 40, "ip_id": 4242, "peer_ttl": 63, "peer_ip_id": 17}
+assert hostile["measurements"]["resets"]["at_peer"]["ip_id"] is None
+assert [c["answered"] for c in hostile["connections"]] == [True, True, False, True]
+assert single["connections"] == [{"index": 0, "answered": None, "rx_bytes": 100000}]
+assert single["measurements"]["policing"] == {"verdict": None, "measured": False,
+    "why": "the session has one connection (flows 1)", "one": None, "all": None}
+assert spent["measurements"]["policing"]["why"].startswith("the peer\x27s probe budget is spent")
+assert answering["recommended"] is None
+'
+	ktap_rc $? "probe --json: valid, keys in the documented order"
+
+	"$HERE/probe-test" --text policed >"$TMP/probe"
+	grep -q "^policing: per-connection policer (one connection: 2143 kbit/s; spread over 4: 7887 kbit/s, of which 0: 1977, 1: 1955, 2: 2008, 3: 1947)$" "$TMP/probe" &&
+	tail -n 1 "$TMP/probe" | grep -q "^recommended: ftvctl peer set ftv0 [A-Za-z0-9+/]*= flows 4$" &&
+	"$HERE/probe-test" --text clean >"$TMP/probe" &&
+	grep -q "^policing: not seen (no rate limit up to 8 Mbit/s: one connection brought all the pad, at 7827 kbit/s)$" "$TMP/probe" &&
+	tail -n 1 "$TMP/probe" | grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" &&
+	"$HERE/probe-test" --text single >"$TMP/probe" &&
+	grep -q "^policing: not measured, the session has one connection (flows 1)$" "$TMP/probe" &&
+	[ "$(wc -l <"$TMP/probe")" = 7 ]
+	ktap_rc $? "probe: text, one line per measurement, the recommendation last"
+
+	# The steps against a simulated peer (probe.c with a make-believe
+	# netlink layer), in real time: a few seconds each.
+	"$HERE/probe-test" --run clean >"$TMP/probe" 2>"$TMP/err" &&
+	[ "$(wc -l <"$TMP/probe")" = 7 ] &&
+	grep -q "^answer: the peer answered in [0-9]* ms (connection 0)$" "$TMP/probe" &&
+	grep -q "^connections: not seen (each of the 4 up answered: 0 in" "$TMP/probe" &&
+	grep -q "^policing: not seen (no rate limit up to 8 Mbit/s: one connection brought all the pad" "$TMP/probe" &&
+	grep -q "^took [0-9.]* s and about 1.0 MB$" "$TMP/probe" &&
+	grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" "$TMP/probe" &&
+	grep -q "^# 10 asks, 4242880 bytes of budget left, exit 0$" "$TMP/err"
+	ktap_rc $? "probe run, clean path: one pad, nothing found"
+
+	"$HERE/probe-test" --run policed --json --apply >"$TMP/probe" 2>"$TMP/err" &&
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert [v["name"] for v in o["verdicts"]] == ["per-connection policer"], o["verdicts"]
+assert o["recommended"] == "flows 4"
+assert o["seconds"] < 30 and 1000000 < o["bytes"] < 5000000, (o["seconds"], o["bytes"])
+assert all(c["answered"] for c in o["connections"])
+' "$TMP/probe" &&
+	grep -q "^ftvctl: applied: ftvctl peer set ftv0 [A-Za-z0-9+/]*= flows 4$" "$TMP/err" &&
+	grep -q "^# applied: flows 4, fec (not) off$" "$TMP/err"
+	ktap_rc $? "probe run, policed path: --json, two pads, flows 4 applied"
+
+	"$HERE/probe-test" --run lossy --quick --apply >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^connections: not measured (--quick); 2 up: 0, 1$" "$TMP/probe" &&
+	grep -q "^loss: 2.9 % lost (2.9 % of the pad did not come;" "$TMP/probe" &&
+	grep -q "^applied: ftvctl peer set ftv0 [A-Za-z0-9+/]*= fec auto$" "$TMP/probe" &&
+	grep -q "^# applied: flows (not) 0, fec auto$" "$TMP/err"
+	ktap_rc $? "probe run, lossy path, --quick: loss, fec auto applied"
+
+	"$HERE/probe-test" --run hostile >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^connections: connection 2 does not answer (no answer within 1 s; 0 in [0-9]* ms, 1 in [0-9]* ms)$" "$TMP/probe" &&
+	grep -q "^resets: injected resets (this end counted 2 RSTs, the last with TTL 40 where the peer's segments come with 63: something on the path sent it; none at the peer)$" "$TMP/probe"
+	ktap_rc $? "probe run, hostile path: a silent connection, injected resets"
+
+	"$HERE/probe-test" --run spent >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^policing: not measured, the peer's probe budget is spent (try again in a minute)$" "$TMP/probe"
+	ktap_rc $? "probe run, the peer's budget spent: not measured"
+
+	ktap_fails_with "probe run, a module without probes: said so, exit 1" \
+		"the peer's module cannot be probed (no answer to a probe)" \
+		"$HERE/probe-test" --run mute
+	ktap_fails_with "probe run, no session: said so, exit 1" \
+		"no session with this peer: bring the tunnel up first" \
+		"$HERE/probe-test" --run down
 fi
 
 ktap_done

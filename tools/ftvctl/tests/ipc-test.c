@@ -785,6 +785,167 @@ static void test_live_extack(const char *what, uint8_t cmd, int flags,
 		nl_socket_free(sk);
 }
 
+/* The probe nest of a probe request, parsed; NULL if it is not one. */
+static struct nlattr *request_probe(struct nl_msg *msg, struct nlattr **ptb)
+{
+	struct nlattr *tb[FTV_PEER_A_MAX + 1];
+	uint8_t key[FTV_KEY_LEN];
+
+	fill_key(key, 1);
+	if (genlmsg_hdr(nlmsg_hdr(msg))->cmd != FTV_CMD_PROBE ||
+	    !request_peer(msg, tb) || !tb[FTV_PEER_A_PUBLIC_KEY] ||
+	    memcmp(nla_data(tb[FTV_PEER_A_PUBLIC_KEY]), key, FTV_KEY_LEN) ||
+	    !tb[FTV_PEER_A_PROBE] ||
+	    !(tb[FTV_PEER_A_PROBE]->nla_type & NLA_F_NESTED) ||
+	    tb[FTV_PEER_A_FLAGS] || tb[FTV_PEER_A_ALLOWEDIPS] ||
+	    nla_parse_nested(ptb, FTV_PROBE_A_MAX, tb[FTV_PEER_A_PROBE],
+			     NULL) < 0)
+		return NULL;
+	return tb[FTV_PEER_A_PROBE];
+}
+
+static void test_request_probe(void)
+{
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
+	struct probe_step step = {
+		.step = FTV_PROBE_PAD,
+		.index = FTV_PROBE_INDEX_ALL,
+		.bytes = 1000000,
+		.rate = 8000,
+	};
+	struct request req = {
+		.cmd = FTV_CMD_PROBE,
+		.ifname = "ftv0",
+		.peer = &peer,
+		.probe = &step,
+	};
+	struct nlattr *ptb[FTV_PROBE_A_MAX + 1];
+	struct nl_msg *msg = NULL;
+
+	fill_key(peer.public_key, 1);
+	ipc_request_build(&req, FAMILY_ID, &msg);
+	check(msg && request_probe(msg, ptb) && ptb[FTV_PROBE_A_STEP] &&
+	      nla_get_u8(ptb[FTV_PROBE_A_STEP]) == FTV_PROBE_PAD &&
+	      nla_get_u32(ptb[FTV_PROBE_A_INDEX]) == FTV_PROBE_INDEX_ALL &&
+	      ptb[FTV_PROBE_A_BYTES] &&
+	      nla_get_u32(ptb[FTV_PROBE_A_BYTES]) == 1000000 &&
+	      ptb[FTV_PROBE_A_RATE] &&
+	      nla_get_u32(ptb[FTV_PROBE_A_RATE]) == 8000 &&
+	      !ptb[FTV_PROBE_A_LENGTH],
+	      "request: probe pad, key and step in nests");
+	if (msg)
+		ipc_request_free(msg);
+
+	/* An echo: what is 0 is not sent, for the kernel refuses a 0. */
+	step = (struct probe_step){ .step = FTV_PROBE_ECHO, .index = 3 };
+	msg = NULL;
+	ipc_request_build(&req, FAMILY_ID, &msg);
+	check(msg && request_probe(msg, ptb) &&
+	      nla_get_u8(ptb[FTV_PROBE_A_STEP]) == FTV_PROBE_ECHO &&
+	      nla_get_u32(ptb[FTV_PROBE_A_INDEX]) == 3 &&
+	      !ptb[FTV_PROBE_A_BYTES] && !ptb[FTV_PROBE_A_RATE] &&
+	      !ptb[FTV_PROBE_A_LENGTH],
+	      "request: probe echo, no bytes, rate or length");
+	if (msg)
+		ipc_request_free(msg);
+}
+
+/*
+ * A probe's reply as the kernel builds it. @bad: 1 a connection without
+ * its bytes, 2 a tell's nonce of one byte, 3 no probe nest at all.
+ */
+static struct nl_msg *probe_reply_msg(int bad)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *peer, *probe, *tell, *resets, *conns, *conn;
+	uint8_t key[FTV_KEY_LEN];
+
+	genlmsg_put(msg, 1, 1, FAMILY_ID, 0, 0, FTV_CMD_PROBE,
+		    FTV_GENL_VERSION);
+	nla_put_u32(msg, FTV_A_IFINDEX, 7);
+	peer = nest_start(msg, FTV_A_PEER);
+	fill_key(key, 1);
+	nla_put(msg, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, key);
+	if (bad == 3) {
+		nla_nest_end(msg, peer);
+		return msg;
+	}
+	probe = nest_start(msg, FTV_PEER_A_PROBE);
+	nla_put_u32(msg, FTV_PROBE_A_NONCE, 0x12345679);
+	tell = nest_start(msg, FTV_PROBE_A_TELL);
+	if (bad == 2)
+		nla_put_u8(msg, FTV_PROBE_TELL_A_NONCE, 1);
+	else
+		nla_put_u32(msg, FTV_PROBE_TELL_A_NONCE, 0x12345679);
+	nla_put_u8(msg, FTV_PROBE_TELL_A_STEP, FTV_PROBE_PAD);
+	nla_put_u32(msg, FTV_PROBE_TELL_A_LENGTH, 20);
+	nla_put_u32(msg, FTV_PROBE_TELL_A_INDEX, 0);
+	nla_put_u32(msg, FTV_PROBE_TELL_A_BYTES, 1000000);
+	nla_put_u32(msg, FTV_PROBE_TELL_A_LEFT, 999000);
+	resets = nest_start(msg, FTV_PROBE_TELL_A_RESETS);
+	nla_put_u8(msg, FTV_RESETS_A_TTL, 50);
+	nla_put_u8(msg, FTV_RESETS_A_PEER_TTL, 61);
+	nla_nest_end(msg, resets);
+	nla_nest_end(msg, tell);
+	conns = nest_start(msg, FTV_PROBE_A_CONNS);
+	conn = nest_start(msg, 0);
+	nla_put_u32(msg, FTV_PROBE_CONN_A_INDEX, 0);
+	nla_put_u64(msg, FTV_PROBE_CONN_A_RX_BYTES, 123456);
+	nla_nest_end(msg, conn);
+	conn = nest_start(msg, 1);
+	nla_put_u32(msg, FTV_PROBE_CONN_A_INDEX, 3);
+	if (bad != 1)
+		nla_put_u64(msg, FTV_PROBE_CONN_A_RX_BYTES, 1ULL << 40);
+	nla_nest_end(msg, conn);
+	nla_nest_end(msg, conns);
+	nla_nest_end(msg, probe);
+	nla_nest_end(msg, peer);
+	return msg;
+}
+
+static void test_probe_reply(void)
+{
+	static const char *const what[] = {
+		"probe reply: a connection without its bytes refused",
+		"probe reply: a tell's nonce of the wrong size refused",
+		"probe reply: none of a probe's nest refused",
+	};
+	struct probe_reply out;
+	struct reply reply = { .probe = &out };
+	struct nl_msg *msg = probe_reply_msg(0);
+	int bad;
+
+	check(ipc_read_probe_msg(msg, &reply) == NL_OK && reply.probed &&
+	      !reply.err && out.nonce == 0x12345679 && out.told &&
+	      out.tell.nonce == 0x12345679 && out.tell.step == FTV_PROBE_PAD &&
+	      out.tell.length == 20 && out.tell.bytes == 1000000 &&
+	      out.tell.left == 999000 && out.tell.has_resets &&
+	      out.tell.resets.ttl == 50 && out.tell.resets.has_peer_ttl &&
+	      out.tell.resets.peer_ttl == 61 && !out.tell.resets.has_ip_id &&
+	      out.n_conns == 2 && out.conns[0].rx_bytes == 123456 &&
+	      out.conns[1].index == 3 && out.conns[1].rx_bytes == 1ULL << 40,
+	      "probe reply: nonce, the peer's answer and the connections read");
+	nlmsg_free(msg);
+
+	for (bad = 1; bad <= 3; bad++) {
+		memset(&reply, 0, sizeof(reply));
+		reply.probe = &out;
+		msg = probe_reply_msg(bad);
+		check(ipc_read_probe_msg(msg, &reply) == NL_STOP &&
+		      reply.err == -EBADMSG && !strcmp(reply.msg, MALFORMED) &&
+		      !reply.probed, what[bad - 1]);
+		nlmsg_free(msg);
+	}
+
+	/* A dump's message where a probe's reply was awaited. */
+	memset(&reply, 0, sizeof(reply));
+	reply.probe = &out;
+	msg = dump_msg(7);
+	check(ipc_read_probe_msg(msg, &reply) == NL_STOP &&
+	      reply.err == -EBADMSG, "probe reply: another command's refused");
+	nlmsg_free(msg);
+}
+
 /* An event; @flows_up < 0 leaves out it and @rotations (an older module) */
 static struct nl_msg *event_msg(uint8_t event, const char *ifname,
 				bool endpoint, int flows_up, uint64_t rotations)
@@ -997,6 +1158,8 @@ int main(int argc, char **argv)
 	test_request_split_edges();
 	test_request_too_big();
 	test_event_read();
+	test_request_probe();
+	test_probe_reply();
 	test_live_extack("live: extack of a refused request",
 			 FTV_CMD_SET_DEVICE, 0, false);
 	test_live_extack("live: extack after the echoed request",

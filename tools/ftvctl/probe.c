@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe: what the path does to a peer, in at most 30 s and under 5 MB.
+ * The module sends one step at a time (an echo, a pad, a stop) and keeps
+ * the peer's last answer; this runs the steps, times them and counts what
+ * came on each connection, and probe-judge.c judges the numbers:
+ *
+ *  1. answer: an echo on the session's first connection, twice at most;
+ *  2. connections: an echo on each other one (not with --quick);
+ *  3. resets: this end's rst and fin counts and evidence, and the peer's
+ *     evidence from its answers;
+ *  4. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
+ *     it came short, as long a pad at half that rate on each of them;
+ *  5. loss: what the pad lacked, and what FEC's counters say.
+ *
+ * The peer serves one peer 200 answers and 5 MiB of padding a minute, so
+ * a run asks for what it needs and no more: one pad on a clean path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "encoding.h"
+#include "ipc.h"
+#include "parse.h"
+#include "probe-judge.h"
+#include "subcommands.h"
+#include "util.h"
+
+/* An echo's answer that takes longer is none. */
+#define ECHO_WAIT 1.0
+/*
+ * How often the probe is read while an answer is awaited: a quarter of
+ * the time waited so far, so that a round trip is timed within a quarter,
+ * and at least every 50 ms.
+ */
+#define POLL_MIN 0.001
+#define POLL_MAX 0.05
+/* The plaintext of an ask (protocol.md, section 2: 0x06, step, two zero
+ * bytes and four le32), for the run's byte count.
+ */
+#define ASK_LEN 20
+
+struct run {
+	char ifname[IFNAMSIZ];
+	uint8_t key[FTV_KEY_LEN];
+	bool json, quick, apply;
+	double start, deadline;
+	uint64_t ask_bytes;	/* what the asks sent carried */
+	bool padding;		/* a pad may still be running at the peer */
+	uint32_t base;		/* the connection asked on */
+	struct probe_reply first;	/* the connections when it began */
+	struct probe_tell last_tell;	/* the latest answer */
+	bool told;
+	struct probe_report r;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int probe_read(struct run *run, struct probe_reply *rep)
+{
+	static const struct probe_step read_step = { .step = FTV_PROBE_READ };
+
+	return ipc_probe(run->ifname, run->key, &read_step, rep);
+}
+
+/*
+ * Sends @step, then reads the probe until the peer's answer to it came or
+ * @wait seconds passed (or the run's time). Returns 1 with the answer in
+ * @rep->tell, 0 without one, or a negative errno (which the netlink layer
+ * told).
+ */
+static int ask(struct run *run, const struct probe_step *step, double wait,
+	       struct probe_reply *rep)
+{
+	double t0 = now(), until = t0 + wait;
+	uint32_t nonce;
+	int ret;
+
+	if (until > run->deadline)
+		until = run->deadline;
+	ret = ipc_probe(run->ifname, run->key, step, rep);
+	if (ret)
+		return ret;
+	run->ask_bytes += (step->length > ASK_LEN ? step->length : ASK_LEN) +
+			  PROBE_MSG_OVERHEAD;
+	nonce = rep->nonce;
+	while (!rep->told || rep->tell.nonce != nonce) {
+		if (now() >= until)
+			return 0;
+		sleep_seconds(clamp((now() - t0) / 4, POLL_MIN, POLL_MAX));
+		ret = probe_read(run, rep);
+		if (ret)
+			return ret;
+	}
+	run->last_tell = rep->tell;
+	run->told = true;
+	return 1;
+}
+
+static int echo(struct run *run, uint32_t index, double wait,
+		struct probe_reply *rep)
+{
+	const struct probe_step step = { .step = FTV_PROBE_ECHO, .index = index };
+
+	return ask(run, &step, wait, rep);
+}
+
+/* Ends what is left of a pad at the peer; its answer is not awaited. */
+static void stop_padding(struct run *run)
+{
+	const struct probe_step step = { .step = FTV_PROBE_STOP,
+					 .index = run->base };
+	struct probe_reply rep;
+
+	if (!run->padding)
+		return;
+	run->padding = false;
+	if (!ipc_probe(run->ifname, run->key, &step, &rep))
+		run->ask_bytes += ASK_LEN + PROBE_MSG_OVERHEAD;
+}
+
+static const struct probe_conn *find_conn(const struct probe_reply *rep,
+					  uint32_t index)
+{
+	unsigned int i;
+
+	for (i = 0; i < rep->n_conns; i++)
+		if (rep->conns[i].index == index)
+			return &rep->conns[i];
+	return NULL;
+}
+
+/* What came on @conn since @before; all it has, if it came up since. */
+static uint64_t conn_came(const struct probe_reply *before,
+			  const struct probe_conn *conn)
+{
+	const struct probe_conn *was = find_conn(before, conn->index);
+
+	if (was && was->rx_bytes <= conn->rx_bytes)
+		return conn->rx_bytes - was->rx_bytes;
+	return conn->rx_bytes;
+}
+
+static uint64_t came_since(const struct probe_reply *before,
+			   const struct probe_reply *after)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < after->n_conns; i++)
+		sum += conn_came(before, &after->conns[i]);
+	return sum;
+}
+
+/* ---- the steps ---------------------------------------------------------- */
+
+/* This end's view of the peer: its settings, counters and evidence. */
+static int read_peer(struct run *run, struct device **devs,
+		     struct peer **peer)
+{
+	struct peer *p;
+	char key[KEY_B64_LEN + 1];
+
+	*peer = NULL;
+	if (ipc_get_devices(devs, run->ifname))
+		return -1;
+	for (p = (*devs)->first_peer; p; p = p->next)
+		if (!memcmp(p->public_key, run->key, FTV_KEY_LEN))
+			break;
+	if (!p) {
+		key_to_base64(key, run->key);
+		print_error("%s has no peer %s", run->ifname, key);
+		devices_free(*devs);
+		return -1;
+	}
+	*peer = p;
+	return 0;
+}
+
+static void take_settings(struct run *run, const struct device *dev,
+			  const struct peer *peer)
+{
+	struct probe_report *r = &run->r;
+
+	r->flows = peer_flows(peer);
+	r->fec = peer_fec(peer);
+	r->rotate = peer_rotate(peer);
+	/* A peer with an empty list only answers; a module without lists
+	 * is taken to dial.
+	 */
+	r->dials = !(peer->flags & PEER_HAS_ENDPOINTS) || peer->endpoints;
+	r->has_own_key = dev->flags & DEVICE_HAS_PUBLIC_KEY;
+	memcpy(r->own_key, dev->public_key, FTV_KEY_LEN);
+}
+
+/* 1: an echo on the first connection, twice at most. 0, or exit code 1. */
+static int step_answer(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	struct probe_reply rep;
+	double t0;
+	int i, ret;
+
+	r->answer_index = run->base;
+	for (i = 0; i < 2; i++) {
+		t0 = now();
+		ret = echo(run, run->base, ECHO_WAIT, &rep);
+		if (ret == -ENOTCONN) {
+			print_error("no session with this peer: bring the tunnel up first");
+			return 1;
+		}
+		if (ret < 0)
+			return 1;
+		if (ret) {
+			r->answered = true;
+			r->answer_ms = (unsigned int)((now() - t0) * 1000 + 0.5);
+			return 0;
+		}
+	}
+	print_error("the peer's module cannot be probed (no answer to a probe)");
+	return 1;
+}
+
+/* 2: an echo on each connection; the first answered already. */
+static void step_conns(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	struct probe_conn_result *c;
+	struct probe_reply rep;
+	unsigned int i;
+	double t0;
+	int ret;
+
+	if (run->quick)
+		return;
+	r->conns_measured = true;
+	for (i = 0; i < r->n_conns; i++) {
+		c = &r->conns[i];
+		if (c->index == run->base) {
+			c->measured = c->answered = true;
+			c->ms = r->answer_ms;
+			continue;
+		}
+		if (now() + ECHO_WAIT > run->deadline)
+			break;
+		t0 = now();
+		ret = echo(run, c->index, ECHO_WAIT, &rep);
+		/* One that went down since is not measured. */
+		if (ret < 0)
+			continue;
+		c->measured = true;
+		c->answered = ret > 0;
+		c->ms = (unsigned int)((now() - t0) * 1000 + 0.5);
+	}
+}
+
+/* 3: the counts and evidence at this end, and the peer's last answer's. */
+static int step_resets(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	struct device *devs;
+	struct peer *peer;
+
+	if (read_peer(run, &devs, &peer))
+		return -1;
+	r->rst = peer->drops.count[FTV_DROPS_A_RST];
+	r->fin = peer->drops.count[FTV_DROPS_A_FIN];
+	r->has_here = peer->flags & PEER_HAS_RESETS;
+	r->here = peer->resets;
+	r->has_there = run->told && run->last_tell.has_resets;
+	r->there = run->last_tell.resets;
+	r->resets_measured = true;
+	devices_free(devs);
+	return 0;
+}
+
+/*
+ * One pad of PROBE_PAD_BYTES on connection @index (or all of them), until
+ * the peer sent all of it and an echo after it was answered: what came on
+ * each connection meanwhile goes in @pad. Returns NULL, or why it could
+ * not be measured.
+ */
+static const char *run_pad(struct run *run, uint32_t index, uint32_t bytes,
+			   uint32_t kbit, struct pad_result *pad)
+{
+	const struct probe_step step = {
+		.step = FTV_PROBE_PAD,
+		.index = index,
+		.bytes = bytes,
+		.rate = kbit,
+	};
+	double nominal = bytes * 8.0 / (kbit * 1000.0);
+	struct probe_reply before, rep;
+	double t0, t1, until;
+	uint32_t left;
+	unsigned int i;
+	int ret;
+
+	memset(pad, 0, sizeof(*pad));
+	if (run->deadline - now() < nominal + 4)
+		return "out of time (a run takes 30 s at most)";
+	if (probe_read(run, &before))
+		return "the probe failed";
+	t0 = now();
+	/* Until its answer says otherwise, the peer may be padding. */
+	run->padding = true;
+	ret = ask(run, &step, 2 * ECHO_WAIT, &rep);
+	if (ret > 0 && !rep.tell.bytes) {
+		run->padding = false;
+		return "the peer's probe budget is spent (try again in a minute)";
+	}
+	if (ret > 0) {
+		pad->granted = rep.tell.bytes;
+	} else if (!ret && echo(run, run->base, ECHO_WAIT, &rep) > 0 &&
+		   (rep.tell.left ||
+		    came_since(&before, &rep) * 10 >= step.bytes)) {
+		/* Its answer was lost, maybe behind the padding itself. */
+		pad->granted = step.bytes;
+	} else {
+		stop_padding(run);
+		return ret ? "the pad was refused" :
+		       "the peer did not answer the pad";
+	}
+	left = rep.tell.left;
+	t1 = now();
+	/* Its rate thrice over, and two answers' time, at most. */
+	until = t0 + 3 * nominal + 2 * ECHO_WAIT;
+	while (left) {
+		if (now() >= until || now() >= run->deadline) {
+			stop_padding(run);
+			return "the pad did not end in time";
+		}
+		sleep_seconds(clamp(left * 8.0 / (kbit * 1000.0), 0.05, 0.25));
+		ret = echo(run, run->base, ECHO_WAIT, &rep);
+		if (ret < 0) {
+			stop_padding(run);
+			return "the connection went down";
+		}
+		if (ret) {
+			left = rep.tell.left;
+			t1 = now();
+		}
+	}
+	run->padding = false;
+	/* The answer to an echo sent after the last of it comes after it. */
+	ret = echo(run, run->base, ECHO_WAIT, &rep);
+	if (!ret)
+		ret = echo(run, run->base, ECHO_WAIT, &rep);
+	if (ret <= 0)
+		return "no answer after the pad";
+	pad->seconds = t1 - t0;
+	pad->n = rep.n_conns;
+	for (i = 0; i < rep.n_conns; i++) {
+		pad->index[i] = rep.conns[i].index;
+		pad->came[i] = conn_came(&before, &rep.conns[i]);
+	}
+	return NULL;
+}
+
+/* 4: one pad on the first connection and, if it came short, one on all. */
+static void step_policing(struct run *run)
+{
+	static char one_conn[64];
+	struct probe_report *r = &run->r;
+	struct probe_reply rep;
+	unsigned int n;
+
+	if (probe_read(run, &rep)) {
+		r->not_measured = "the probe failed";
+		return;
+	}
+	if (rep.n_conns < 2) {
+		snprintf(one_conn, sizeof(one_conn),
+			 "the session has one connection (flows %u)", r->flows);
+		r->not_measured = one_conn;
+		return;
+	}
+	r->not_measured = run_pad(run, run->base, PROBE_PAD_BYTES,
+				  PROBE_PAD_KBIT, &r->one);
+	if (r->not_measured)
+		memset(&r->one, 0, sizeof(r->one));
+	if (r->not_measured || pad_whole(&r->one))
+		return;
+	/* A pad over all is asked for on the first connection. */
+	if (run->base != 0 || !find_conn(&rep, 0))
+		return;
+	/* As long, at half the rate on each connection (of at most four's
+	 * worth): a policer of one connection holds each to what it held
+	 * the one to, a bottleneck of the path all together.
+	 */
+	n = rep.n_conns < 4 ? rep.n_conns : 4;
+	r->not_measured = run_pad(run, FTV_PROBE_INDEX_ALL,
+				  n * (PROBE_PAD_BYTES / 2),
+				  n * (PROBE_PAD_KBIT / 2), &r->all);
+	if (r->not_measured)
+		memset(&r->all, 0, sizeof(r->all));
+}
+
+/* This device's MTU: the length of the peer's padding messages, if the
+ * two are alike. 0 if unknown.
+ */
+static unsigned int device_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+	unsigned int mtu = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
+/* 5: the pad's shortfall is probe-judge.c's; FEC's counters are here. */
+static int step_loss(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	struct device *devs;
+	struct peer *peer;
+
+	if (read_peer(run, &devs, &peer))
+		return -1;
+	if (peer->flags & PEER_HAS_FEC_STATS) {
+		r->peer_loss_known = peer->fec_stats.active;
+		r->peer_loss_ppm = peer->fec_stats.loss_ppm;
+		r->has_rebuilt = true;
+		r->rebuilt = peer->fec_stats.rebuilt;
+	}
+	r->loss_measured = true;
+	devices_free(devs);
+	return 0;
+}
+
+/* What came on the connections since the run began, and the asks. */
+static void count_bytes(struct run *run)
+{
+	struct probe_reply rep;
+
+	run->r.bytes = run->ask_bytes;
+	if (!probe_read(run, &rep))
+		run->r.bytes += came_since(&run->first, &rep);
+	run->r.seconds = now() - run->start;
+}
+
+static int apply(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	char args[64], key[KEY_B64_LEN + 1];
+	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
+	FILE *out = run->json ? stderr : stdout;
+
+	if (!probe_recommended(r, args, sizeof(args))) {
+		fprintf(out, "%snothing to apply\n", run->json ? "ftvctl: " : "");
+		return 0;
+	}
+	memcpy(peer.public_key, run->key, FTV_KEY_LEN);
+	if (r->rec_flows) {
+		peer.flags |= PEER_HAS_FLOWS;
+		peer.flows = r->rec_flows_n;
+	}
+	if (r->rec_fec) {
+		peer.flags |= PEER_HAS_FEC;
+		peer.fec = (struct fec){ .mode = FTV_FEC_AUTO };
+	}
+	if (ipc_set_peer(run->ifname, &peer))
+		return 1;
+	key_to_base64(key, run->key);
+	fprintf(out, "%sapplied: ftvctl peer set %s %s %s\n",
+		run->json ? "ftvctl: " : "", run->ifname, key, args);
+	return 0;
+}
+
+/* ---- the subcommand ----------------------------------------------------- */
+
+/* In text, each measurement's line as soon as it is known. */
+static void progress(struct run *run, enum probe_part part)
+{
+	if (run->json)
+		return;
+	probe_judge(&run->r);
+	probe_print_part(&run->r, part);
+	fflush(stdout);
+}
+
+static int probe_run(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	struct device *devs;
+	struct peer *peer;
+	unsigned int i;
+	int ret;
+
+	run->start = now();
+	run->deadline = run->start + PROBE_SECONDS - 1;
+	if (read_peer(run, &devs, &peer))
+		return 1;
+	take_settings(run, devs, peer);
+	devices_free(devs);
+	r->mtu = device_mtu(run->ifname);
+	if (probe_read(run, &run->first))
+		return 1;
+	if (!run->first.n_conns) {
+		print_error("no session with this peer: bring the tunnel up first");
+		return 1;
+	}
+	run->base = find_conn(&run->first, 0) ? 0 : run->first.conns[0].index;
+	r->n_conns = run->first.n_conns;
+	for (i = 0; i < r->n_conns; i++) {
+		r->conns[i].index = run->first.conns[i].index;
+		r->conns[i].rx_bytes = run->first.conns[i].rx_bytes;
+	}
+
+	ret = step_answer(run);
+	if (ret) {
+		if (run->json && !r->answered) {
+			count_bytes(run);
+			probe_judge(r);
+			probe_print_json(r);
+		}
+		return ret;
+	}
+	progress(run, PROBE_PART_ANSWER);
+	step_conns(run);
+	progress(run, PROBE_PART_CONNS);
+	if (step_resets(run))
+		return 1;
+	progress(run, PROBE_PART_RESETS);
+	step_policing(run);
+	stop_padding(run);
+	progress(run, PROBE_PART_POLICING);
+	if (step_loss(run))
+		return 1;
+	progress(run, PROBE_PART_LOSS);
+	count_bytes(run);
+	probe_judge(r);
+	if (run->json)
+		probe_print_json(r);
+	else
+		probe_print_part(r, PROBE_PART_END);
+	if (finish_output())
+		return 1;
+	return run->apply ? apply(run) : 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: %s probe <interface> <public-key> [--json] [--quick] [--apply]\n",
+		PROG_NAME);
+}
+
+int probe_main(int argc, char **argv)
+{
+	struct run *run;
+	const char *ifname = NULL, *key = NULL;
+	int i, ret = 1;
+
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	run = calloc(1, sizeof(*run));
+	if (!run) {
+		perror(PROG_NAME);
+		return 1;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			run->json = true;
+		} else if (!strcmp(argv[i], "--quick")) {
+			run->quick = true;
+		} else if (!strcmp(argv[i], "--apply")) {
+			run->apply = true;
+		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
+			print_error("probe: unknown option '%s'", argv[i]);
+			usage(stderr);
+			goto out;
+		} else if (!ifname) {
+			ifname = argv[i];
+		} else if (!key) {
+			key = argv[i];
+		} else {
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (!key) {
+		usage(stderr);
+		goto out;
+	}
+	if (!parse_ifname(run->ifname, ifname) ||
+	    !parse_public_key(run->key, key))
+		goto out;
+	memcpy(run->r.ifname, run->ifname, sizeof(run->r.ifname));
+	memcpy(run->r.key, run->key, FTV_KEY_LEN);
+	ret = probe_run(run);
+	/* Whatever went wrong, the peer sends no more padding for us. */
+	stop_padding(run);
+out:
+	free(run);
+	return ret;
+}
