@@ -9,9 +9,13 @@ and, with --wait, reads until the peer's answer to that step has come.
 Usage:
   ftvprobe.py [--ynl DIR] IFNAME PUBKEY STEP [--index N] [--bytes N]
               [--rate KBIT] [--length N] [--wait SECONDS] [--count N]
+              [--until-done]
 
 PUBKEY is base64 (as ftvctl prints keys); STEP is read, echo, pad or stop.
---count sends the step that many times in a row without waiting.
+--count sends the step that many times in a row without waiting;
+--until-done, after the answer, waits until the peer has sent all its
+padding and it has come (the reply then shows the step's answer and the
+connections as they are at the end). --index -1 is every connection.
 
 Prints the reply's probe nest as JSON on one line ({"nonce": ...,
 "tell": {...}, "conns": [{"index": 0, "rx-bytes": ...}]}); a rejected
@@ -49,6 +53,7 @@ def main():
         ap.add_argument("--" + name, type=int)
     ap.add_argument("--wait", type=float, default=0)
     ap.add_argument("--count", type=int, default=1)
+    ap.add_argument("--until-done", action="store_true")
     args = ap.parse_args()
 
     sys.path.insert(0, args.ynl)
@@ -67,6 +72,8 @@ def main():
     for name in ("index", "bytes", "rate", "length"):
         if getattr(args, name) is not None:
             step[name] = getattr(args, name)
+    if step.get("index") == -1:
+        step["index"] = 0xffffffff
 
     def do(probe):
         reply = ynl.do("probe", {"ifname": args.ifname,
@@ -81,17 +88,32 @@ def main():
         print(f"errno={errno.errorcode.get(e.error, e.error)}")
         print(f"msg={e.nl_msg.extack.get('msg', '') if e.nl_msg.extack else ''}")
         return 1
-    nonce = reply.get("nonce")
     deadline = time.monotonic() + args.wait
-    while args.wait and reply.get("tell", {}).get("nonce") != nonce:
-        if time.monotonic() > deadline:
-            print(json.dumps(reply))
-            return 2
-        time.sleep(0.05)
-        reply = do({"step": "read"})
-        reply["nonce"] = nonce
+
+    def answered(reply):
+        """Read until the answer to @reply's ask came, or the deadline."""
+        nonce = reply.get("nonce")
+        while args.wait and reply.get("tell", {}).get("nonce") != nonce:
+            if time.monotonic() > deadline:
+                return reply, False
+            time.sleep(0.05)
+            reply = do({"step": "read"})
+            reply["nonce"] = nonce
+        return reply, True
+
+    reply, ok = answered(reply)
+    first = reply.get("tell")
+    # --until-done: echoes until the peer has no padding left to send,
+    # then one more, whose answer comes after what was sent before it.
+    while ok and args.until_done:
+        echo, ok = answered(do({"step": "echo"}))
+        if ok and echo["tell"].get("left") == 0:
+            reply, ok = answered(do({"step": "echo"}))
+            reply["tell"] = first
+            break
+        time.sleep(0.1)
     print(json.dumps(reply))
-    return 0
+    return 0 if ok else 2
 
 
 if __name__ == "__main__":

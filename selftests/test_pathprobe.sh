@@ -6,15 +6,18 @@
 # at its default:
 #  - a read sends nothing and lists the session's one connection;
 #  - an echo padded to 1000 bytes is answered with the length it arrived
-#    with and the connection it came on;
+#    with and the connection it came on; one padded to 3000 bytes, more
+#    than the 1500-byte path carries with DF set, gets no answer, and the
+#    session goes on;
 #  - a pad step gets its bytes granted and that much padding comes on the
 #    connection named, none of it delivered as a packet;
 #  - the responder's limits: a pad the rest of its 5 MiB budget does not
 #    cover gets nothing, and a burst of asks past its 200 answers is not
 #    all answered; both count probe_limited; a stop ends the padding;
 #  - bad requests get the errno and the message: no such peer, a pad step
-#    without its rate, bytes over the limit, a connection not up, a peer
-#    without a session, a probe step in set-peer;
+#    without its rate, bytes over the limit, an echo on every connection,
+#    a connection not up, a peer without a session, a probe step in
+#    set-peer;
 #  - the peer removed while it sends padding is freed (pr_debug pairs; on
 #    the debug kernel, KASAN sees no use after free).
 #
@@ -31,7 +34,7 @@ PROBE="$FTV_ROOT/selftests/ftvprobe.py"
 YNL_DIR=${FTV_YNL_CLI:-$FTV_ROOT/.cache/linux-source-6.12/tools/net/ynl/cli.py}
 YNL_DIR=${YNL_DIR%/cli.py}
 
-ktap_plan 18
+ktap_plan 21
 ftv_require
 [ -d "$YNL_DIR/lib" ] ||
 	ktap_bail "no ynl library at $YNL_DIR: make ynl (scripts/deps.sh installs linux-source-6.12)"
@@ -70,7 +73,15 @@ ktap_eq "echo: the answer says 1000 bytes came on connection 0" "echo 1000 0" \
 	"$(jq_ "$out" 'r["tell"]["step"], r["tell"]["length"], r["tell"]["index"]' | tr -d "(),'")" ||
 	ktap_diag "$out"
 
-# 4-6: padding
+# 4-5: an echo longer than the path (veth MTU 1500, DF set) is lost
+out=$(probe "$C" "$S_KEY" echo --length 3000 --wait 3)
+ktap_eq "echo of 3000 bytes on a 1500-byte path: no answer" 2 "$?" ||
+	ktap_diag "$out"
+out=$(probe "$C" "$S_KEY" echo --length 1200 --wait 5)
+ktap_eq "an echo of 1200 bytes after it: answered" 1200 \
+	"$(jq_ "$out" 'r["tell"]["length"]')" || ktap_diag "$out"
+
+# 6-8: padding
 before=$(rx0)
 pkts=$(rx_packets)
 out=$(probe "$C" "$S_KEY" pad --bytes 300000 --rate 20000 --wait 5)
@@ -85,7 +96,7 @@ fi
 ktap_eq "pad: none of it reached C's ftv0 as a packet" 1 \
 	"$(($(rx_packets) - pkts < 20))" || ktap_diag "rx_packets $pkts -> $(rx_packets)"
 
-# 7-9: the limits, and stop. 300000 of the 5 MiB used: a pad of 4 MB
+# 9-12: the limits, and stop. 300000 of the 5 MiB used: a pad of 4 MB
 # at 4 Mbit/s (about 8 s of it) is granted, the same again at once is
 # not; the stop ends the first, and the two echoes after it see no more
 # come.
@@ -108,7 +119,7 @@ wait_for 5 test "$(limited)" -gt "$was"
 ktap_eq "limits: of 220 asks in a burst, some over 200 in 60 s go unanswered" 1 \
 	"$(($(limited) - was >= 5))" || ktap_diag "probe_limited $was -> $(limited)"
 
-# 10-15: bad requests
+# 13-19: bad requests
 ftv_keypair x
 X_KEY=$(pubkey_of x)
 expect_error()
@@ -130,6 +141,8 @@ expect_error "a pad without its rate: EINVAL" \
 expect_error "bytes over 5 MiB: EINVAL" \
 	"EINVAL probe bytes must be 1 to 5242880" "$C" "$S_KEY" pad \
 	--bytes 6000000 --rate 1000
+expect_error "an echo on every connection: EINVAL" \
+	"EINVAL only a pad goes on every connection" "$C" "$S_KEY" echo --index -1
 expect_error "a connection that is not up: ENOTCONN" \
 	"ENOTCONN the peer's session or that connection is not up" \
 	"$C" "$S_KEY" echo --index 5
@@ -150,7 +163,7 @@ else
 	ktap_diag "$out"
 fi
 
-# 16-17: S asks C for 1 MB at 1 Mbit/s; C's peer S goes while C pads.
+# 20-21: S asks C for 1 MB at 1 Mbit/s; C's peer S goes while C pads.
 out=$(probe "$S" "$C_KEY" pad --bytes 1000000 --rate 1000 --wait 5)
 [ "$(jq_ "$out" 'r["tell"]["bytes"]')" = 1000000 ] ||
 	ktap_diag "S's ask was not granted: $out"
