@@ -138,6 +138,33 @@ nft_packets()
 		awk -v re="${3:-counter}" '$0 ~ re && / counter / { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
 }
 
+# paths_police RATE BURST [WAYS] : R polices each of ftv's connections as
+# censors do, in table "ip censor" (a dynamic set keyed by the 4-tuple,
+# each direction apart): RATE and BURST in nft's words ("1 mbytes/second",
+# "64 kbytes"); WAYS "both" (the default) or "to-client" (S to C only).
+# nft_packets "$R" "ip censor" counts what it dropped.
+paths_police()
+{
+	local rule="update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over $1 burst $2 } counter drop"
+	local to_server="tcp dport $FTV_PORT $rule"
+
+	[ "${3:-both}" = both ] || to_server=
+	nsx "$R" nft -f - <<NFT
+table ip censor {
+	set policed {
+		type ipv4_addr . inet_service . ipv4_addr . inet_service
+		flags dynamic
+		timeout 5m
+	}
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		$to_server
+		tcp sport $FTV_PORT $rule
+	}
+}
+NFT
+}
+
 # paths_invalid_drops NS : packets dropped by NS's "ct state invalid" rules
 paths_invalid_drops()
 {

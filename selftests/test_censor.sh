@@ -129,20 +129,8 @@ both_ways()
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 
 # ---- a policer on each connection, each way
-nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's policer"
-table ip censor {
-	set policed {
-		type ipv4_addr . inet_service . ipv4_addr . inet_service
-		flags dynamic
-		timeout 5m
-	}
-	chain forward {
-		type filter hook forward priority filter - 10; policy accept;
-		tcp dport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over 1 mbytes/second burst 64 kbytes } counter drop
-		tcp sport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over 1 mbytes/second burst 64 kbytes } counter drop
-	}
-}
-NFT
+paths_police "1 mbytes/second" "64 kbytes" ||
+	ktap_bail "cannot set up R's policer"
 # ---- one connection policed
 random_file small 4
 repairs0=$(repairs_sent)

@@ -66,19 +66,8 @@ ktap_eq "clean: within 30 s and 5 MB" 1 \
 	"$("$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1]); print(int(r["seconds"] <= 30 and r["bytes"] < 5000000))' "$out" 2>/dev/null)"
 
 # ---- each connection policed (1 Mbit/s by nft's count)
-nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's policer"
-table ip censor {
-	set policed {
-		type ipv4_addr . inet_service . ipv4_addr . inet_service
-		flags dynamic
-		timeout 5m
-	}
-	chain forward {
-		type filter hook forward priority filter - 10; policy accept;
-		tcp sport $FTV_PORT update @policed { ip saddr . tcp sport . ip daddr . tcp dport limit rate over 125 kbytes/second burst 16 kbytes } counter drop
-	}
-}
-NFT
+paths_police "125 kbytes/second" "16 kbytes" to-client ||
+	ktap_bail "cannot set up R's policer"
 out=$(ftvctl_probe)
 ktap_diag "policed: $out"
 ktap_diag "R's policer dropped $(nft_packets "$R" "ip censor") segments"
