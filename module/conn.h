@@ -81,8 +81,9 @@ enum ftv_conn_state {
  * @heard_ip: ftv_segment_ip_mark() of the last authenticated segment
  *	that began a receive job (0 before one), written by its serial
  *	step (open.c); what an ignored RST or FIN is set beside (receive.c)
- * @rx_bytes: payload bytes of the authenticated segments that came on
- *	it, written only by its session's serial step (open.c)
+ * @rx_sealed: payload bytes of the authenticated messages without a
+ *	packet (padding, keepalives, control) that came on it, written
+ *	only by its session's serial step (open.c), read by probes
  * @data_end: @snd_nxt after the last message that carried a packet
  * @owes: it received a packet that nothing sent on it acknowledged yet
  * @stalled: the initiator found it stalled; nothing new goes on it
@@ -129,7 +130,7 @@ struct ftv_conn {
 	unsigned long una_since;
 	unsigned long heard_at;
 	u32 heard_ip;
-	u64 rx_bytes;
+	u64 rx_sealed;
 	u32 data_end;
 	bool owes;
 	bool stalled;

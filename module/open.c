@@ -288,6 +288,12 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 	u8 type = skb->len ? skb->data[0] : FTV_CONTROL_PAD;
 	int state = READ_ONCE(conn->state);
 
+	/* What a probe's padding brought (probe.c); packets are not counted,
+	 * so data pays nothing for it.
+	 */
+	WRITE_ONCE(conn->rx_sealed, conn->rx_sealed + skb->len +
+		   FTV_DATA_OVERHEAD);
+
 	if (type == FTV_CONTROL_REPAIR) {
 		ftv_fec_rebuild(&conn->session->fec,
 				state <= FTV_CONN_ESTABLISHED, counter, skb,
@@ -348,7 +354,6 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_REPLAY, dev, skb);
 		return false;
 	}
-	WRITE_ONCE(conn->rx_bytes, conn->rx_bytes + cb->rx.payload_len);
 	/* Only a job's first segment keeps its outer IP header. */
 	if (head)
 		WRITE_ONCE(conn->heard_ip, ftv_segment_ip_mark(skb));

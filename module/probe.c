@@ -73,29 +73,35 @@ void ftv_probe_stop(struct ftv_probe *probe)
 	cancel_delayed_work_sync(&probe->pad_work);
 }
 
-/**
- * ftv_probe_conn - a connection of the peer's session, by its number
- * @peer: the peer
- * @index: 0 for the connection that opened the session, else a join's
- *
- * Return: the connection if it is established, else NULL; valid until
- * the caller's RCU read section (BH flavour) ends.
+/* The connections of the peer's session that are established, into
+ * @conns (FTV_SESSION_FLOWS of room); valid until the caller's RCU read
+ * section (BH flavour) ends. Return: how many.
  */
-struct ftv_conn *ftv_probe_conn(struct ftv_peer *peer, u32 index)
+static unsigned int probe_up(struct ftv_peer *peer, struct ftv_conn **conns)
 {
 	struct ftv_conn *conn = rcu_dereference_bh(peer->conn);
-	struct ftv_session *s;
-	unsigned int i;
+	unsigned int i, n = 0;
 
-	if (!conn)
-		return NULL;
-	s = conn->session;
-	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
-		conn = rcu_dereference_bh(s->up[i]);
-		if (conn && conn->join_index == index &&
-		    READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)
-			return conn;
+	for (i = 0; conn && i < FTV_SESSION_FLOWS; i++) {
+		struct ftv_conn *c = rcu_dereference_bh(conn->session->up[i]);
+
+		if (c && READ_ONCE(c->state) == FTV_CONN_ESTABLISHED)
+			conns[n++] = c;
 	}
+	return n;
+}
+
+/* The established connection numbered @index (0: the session's opener),
+ * or NULL; under RCU (BH flavour).
+ */
+static struct ftv_conn *probe_conn(struct ftv_peer *peer, u32 index)
+{
+	struct ftv_conn *up[FTV_SESSION_FLOWS];
+	unsigned int i, n = probe_up(peer, up);
+
+	for (i = 0; i < n; i++)
+		if (up[i]->join_index == index)
+			return up[i];
 	return NULL;
 }
 
@@ -110,19 +116,14 @@ struct ftv_conn *ftv_probe_conn(struct ftv_peer *peer, u32 index)
 unsigned int ftv_probe_conns(struct ftv_peer *peer,
 			     struct ftv_probe_conn *conns, unsigned int max)
 {
-	struct ftv_conn *conn;
-	unsigned int i, n = 0;
+	struct ftv_conn *up[FTV_SESSION_FLOWS];
+	unsigned int i, n;
 
 	rcu_read_lock_bh();
-	conn = rcu_dereference_bh(peer->conn);
-	for (i = 0; conn && i < FTV_SESSION_FLOWS && n < max; i++) {
-		struct ftv_conn *c = rcu_dereference_bh(conn->session->up[i]);
-
-		if (!c || READ_ONCE(c->state) != FTV_CONN_ESTABLISHED)
-			continue;
-		conns[n].index = c->join_index;
-		conns[n].rx_bytes = READ_ONCE(c->rx_bytes);
-		n++;
+	n = min(probe_up(peer, up), max);
+	for (i = 0; i < n; i++) {
+		conns[i].index = up[i]->join_index;
+		conns[i].rx_bytes = READ_ONCE(up[i]->rx_sealed);
 	}
 	rcu_read_unlock_bh();
 	return n;
@@ -171,11 +172,11 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 	ask.nonce = cpu_to_le32(*nonce);
 	rcu_read_lock_bh();
 	/* A pad over every connection is asked for on the opener. */
-	conn = ftv_probe_conn(peer, step->index == FTV_PROBE_INDEX_ALL ? 0 :
+	conn = probe_conn(peer, step->index == FTV_PROBE_INDEX_ALL ? 0 :
 			      step->index);
 	if (conn)
-		ftv_send_probe_ask(conn, &ask,
-				   max_t(u32, step->length, sizeof(ask)));
+		ftv_send_padded(conn, &ask, sizeof(ask),
+				max_t(u32, step->length, sizeof(ask)));
 	else
 		ret = -ENOTCONN;
 	rcu_read_unlock_bh();
@@ -328,21 +329,10 @@ static u32 probe_pad_due_locked(struct ftv_probe *probe)
 static unsigned int probe_pad_conns(struct ftv_peer *peer, u32 index,
 				    struct ftv_conn **conns)
 {
-	struct ftv_conn *conn;
-	unsigned int i, n = 0;
-
-	if (index != FTV_PROBE_INDEX_ALL) {
-		conns[0] = ftv_probe_conn(peer, index);
-		return conns[0] ? 1 : 0;
-	}
-	conn = rcu_dereference_bh(peer->conn);
-	for (i = 0; conn && i < FTV_SESSION_FLOWS; i++) {
-		struct ftv_conn *c = rcu_dereference_bh(conn->session->up[i]);
-
-		if (c && READ_ONCE(c->state) == FTV_CONN_ESTABLISHED)
-			conns[n++] = c;
-	}
-	return n;
+	if (index == FTV_PROBE_INDEX_ALL)
+		return probe_up(peer, conns);
+	conns[0] = probe_conn(peer, index);
+	return conns[0] ? 1 : 0;
 }
 
 static void probe_pad_work(struct work_struct *work)
@@ -365,7 +355,7 @@ static void probe_pad_work(struct work_struct *work)
 		u32 bytes = min(len, due);
 
 		/* Spread over every connection: one message each in turn. */
-		ftv_send_padding(conns[i++ % n], bytes);
+		ftv_send_padded(conns[i++ % n], NULL, 0, bytes);
 		due -= bytes;
 	}
 	rcu_read_unlock_bh();

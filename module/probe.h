@@ -79,7 +79,7 @@ struct ftv_probe_request {
 /**
  * struct ftv_probe_conn - a connection of a session, as a probe reads it
  * @index: its number in the session
- * @rx_bytes: the payload of authenticated segments that came on it
+ * @rx_bytes: the payload of the messages without a packet that came on it
  */
 struct ftv_probe_conn {
 	u32 index;
@@ -93,7 +93,6 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 bool ftv_probe_told(struct ftv_peer *peer, struct ftv_msg_probe_tell *tell);
 void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb);
 void ftv_probe_answered(struct ftv_conn *conn, struct sk_buff *skb);
-struct ftv_conn *ftv_probe_conn(struct ftv_peer *peer, u32 index);
 unsigned int ftv_probe_conns(struct ftv_peer *peer,
 			     struct ftv_probe_conn *conns, unsigned int max);
 

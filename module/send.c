@@ -1110,23 +1110,6 @@ void ftv_send_budget(struct ftv_conn *conn)
 }
 
 /**
- * ftv_send_probe_ask - send a probe's ask
- * @conn: the connection the ask is about, under RCU
- * @ask: the ask
- * @length: the plaintext length to pad it to, at least sizeof(*@ask)
- */
-void ftv_send_probe_ask(struct ftv_conn *conn,
-			const struct ftv_msg_probe_ask *ask, unsigned int length)
-{
-	struct sk_buff *skb = alloc_control(length + FTV_DATA_OVERHEAD);
-
-	if (unlikely(!skb))
-		return;
-	memcpy(skb_put_zero(skb, length), ask, sizeof(*ask));
-	send_data(conn, skb, false);
-}
-
-/**
  * ftv_send_probe_tell - answer a probe's ask
  * @conn: the connection the ask came on, under RCU
  * @tell: the answer
@@ -1145,20 +1128,25 @@ void ftv_send_probe_tell(struct ftv_conn *conn,
 }
 
 /**
- * ftv_send_padding - send a message of padding only, for a probe
+ * ftv_send_padded - send a probe's message padded to a length
  * @conn: the connection, under RCU
- * @len: its plaintext length
- *
- * Zero bytes, as a keepalive's.
+ * @msg: what goes first (a probe's ask), or NULL for padding only
+ * @msg_len: its length
+ * @len: the plaintext length, at least @msg_len; zero bytes after @msg,
+ *	as a keepalive's
  */
-void ftv_send_padding(struct ftv_conn *conn, unsigned int len)
+void ftv_send_padded(struct ftv_conn *conn, const void *msg,
+		     unsigned int msg_len, unsigned int len)
 {
 	struct sk_buff *skb = alloc_control(len + FTV_DATA_OVERHEAD);
+	void *p;
 
-	if (likely(skb)) {
-		skb_put_zero(skb, len);
-		send_data(conn, skb, false);
-	}
+	if (unlikely(!skb))
+		return;
+	p = skb_put_zero(skb, len);
+	if (msg)
+		memcpy(p, msg, msg_len);
+	send_data(conn, skb, false);
 }
 
 /**

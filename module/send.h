@@ -10,7 +10,6 @@
 
 struct ftv_conn;
 struct ftv_device;
-struct ftv_msg_probe_ask;
 struct ftv_msg_probe_tell;
 struct ftv_peer;
 struct ftv_tuple;
@@ -31,11 +30,10 @@ void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
 void ftv_send_join_gone(struct ftv_conn *gone);
 void ftv_send_budget(struct ftv_conn *conn);
-void ftv_send_probe_ask(struct ftv_conn *conn,
-			const struct ftv_msg_probe_ask *ask, unsigned int length);
 void ftv_send_probe_tell(struct ftv_conn *conn,
 			 const struct ftv_msg_probe_tell *tell);
-void ftv_send_padding(struct ftv_conn *conn, unsigned int len);
+void ftv_send_padded(struct ftv_conn *conn, const void *msg,
+		     unsigned int msg_len, unsigned int len);
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_join_synack(struct ftv_conn *conn);

@@ -264,8 +264,9 @@ enum ftv_probe_tell_attr {
 enum ftv_probe_conn_attr {
 	FTV_PROBE_CONN_A_UNSPEC,
 	FTV_PROBE_CONN_A_INDEX,		/* u32, its number in the session */
-	FTV_PROBE_CONN_A_RX_BYTES,	/* u64, authenticated payload
-					 * received since it came up
+	FTV_PROBE_CONN_A_RX_BYTES,	/* u64, payload of the messages
+					 * without a packet received since
+					 * it came up
 					 */
 	FTV_PROBE_CONN_A_PAD,
 
