@@ -45,7 +45,7 @@ $APT install build-essential pkg-config libnl-3-dev libnl-genl-3-dev \
 	libsodium-dev python3 python3-pip python3-venv iproute2 iputils-ping \
 	iperf3 tcpdump netcat-openbsd nftables conntrack kmod procps \
 	coreutils util-linux busybox-static qemu-system-x86 xz-utils \
-	linux-source-6.1 sparse mandoc shellcheck python3-scapy \
+	linux-source-6.1 sparse mandoc shellcheck \
 	python3-cryptography wireguard-tools openvpn ethtool python3-matplotlib \
 	clang libclang-rt-14-dev tshark dkms curl flex bison bc libelf-dev \
 	bash-completion linux-source-6.12 python3-yaml python3-jsonschema

@@ -33,7 +33,7 @@
 #   | ftv0 10.9.0.1      |   | netem delay 10ms each way    |  | ftv0 10.9.0.2      |
 #   |   flows 4          |   | ct state invalid drop,       |  |   :51820           |
 #   | veth0 192.168.10.2 |---|   no mid-stream pick-up      |--| veth0 198.51.100.2 |
-#   +--------------------+   | conntrack -L; scapy (replay) |  +--------------------+
+#   +--------------------+   | conntrack -L; ftvpkt (replay)|  +--------------------+
 #                            +------------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -49,7 +49,6 @@ ftv_require
 for tool in conntrack tcpdump nc tc; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-"$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
 
 kmark=$(kmsg_mark)
 # R counts bytes per connection, for the share each flow carried.
@@ -160,17 +159,12 @@ capture_stop
 # ---- a join's SYN, replayed from R's own address
 tcpdump -n -r "$FTV_TMP/r.pcap" -w "$FTV_TMP/syns.pcap" \
 	"src host $C_LAN4 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" 2>/dev/null
-# The first SYN opened the session; the last one is a join's.
-"$PYTHON" - "$FTV_TMP/syns.pcap" "$FTV_TMP/join.pcap" <<'PY'
-import sys
-from scapy.all import rdpcap, wrpcap
-wrpcap(sys.argv[2], rdpcap(sys.argv[1])[-1:])
-PY
 replayed() { ftv_json "$S" ftv0 'd["drops"].get("join_replayed", 0)'; }
 before=$(s_made connection)
 capture "$S" veth0 "$FTV_TMP/replay.pcap" "host $R_PUB4 and tcp port $FTV_PORT" ||
 	ktap_bail "tcpdump did not start"
-nsx "$R" "$PYTHON" "$PKT" syn "$FTV_TMP/join.pcap" veths "$R_PUB4" ||
+# The first SYN opened the session; the last one is a join's.
+nsx "$R" "$PYTHON" -S "$PKT" syn "$FTV_TMP/syns.pcap" veths "$R_PUB4" last ||
 	ktap_diag "could not replay the join's SYN"
 wait_for 10 answered_in "$FTV_TMP/replay.pcap" "$S_PUB4"
 capture_stop

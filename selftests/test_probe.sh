@@ -24,7 +24,7 @@
 #   | ftv0 10.9.0.1/24              |            | ftv0 10.9.0.2/24              |
 #   | veth0 10.0.0.1/24: tunnel     |------------| veth0 10.0.0.2/24 :51820      |
 #   |       10.0.0.3/24: stranger   |            |  python3 -m http.server 51820 |
-#   |  curl, nc, scapy              |            |  tcpdump                      |
+#   |  curl, nc, ftvpkt.py          |            |  tcpdump                      |
 #   +-------------------------------+            +-------------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -42,7 +42,6 @@ ftv_require
 for tool in nc curl tcpdump; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
 done
-"$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 ip -n "$A" addr add 10.0.0.3/24 dev veth0 || ktap_bail "no stranger address"
@@ -102,9 +101,9 @@ wait "$http" 2>/dev/null
 # A's SYNs (curl's come from 10.0.0.3), checked against B's key.
 tcpdump -n -r "$FTV_TMP/b.pcap" -w "$FTV_TMP/a-syn.pcap" \
 	"src host 10.0.0.1 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" 2>/dev/null
-"$PYTHON" "$PKT" synfields "$FTV_TMP/a-syn.pcap" >"$FTV_TMP/a-syns" 2>/dev/null
+"$PYTHON" -S "$PKT" synfields "$FTV_TMP/a-syn.pcap" >"$FTV_TMP/a-syns" 2>/dev/null
 n=$(wc -l <"$FTV_TMP/a-syns")
-valid=$("$PYTHON" "$TOKEN" check "$(pubkey_of b)" <"$FTV_TMP/a-syns" | grep -c '^ok')
+valid=$("$PYTHON" -S "$TOKEN" check "$(pubkey_of b)" <"$FTV_TMP/a-syns" | grep -c '^ok')
 if [ "$n" -ge 1 ] && [ "$valid" -eq "$n" ]; then
 	ktap_ok "A's SYNs carry tokens that ftvtoken.py finds valid under B's key ($valid of $n)"
 else
@@ -119,9 +118,9 @@ capture "$B" veth0 "$FTV_TMP/replay.pcap" "host 10.0.0.3 and tcp port $FTV_PORT"
 	ktap_bail "tcpdump did not start"
 tcpdump -n -r "$FTV_TMP/b.pcap" -w "$FTV_TMP/a-syn.pcap" \
 	"src host 10.0.0.1 and tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" 2>/dev/null
-nsx "$A" "$PYTHON" "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 ||
+nsx "$A" "$PYTHON" -S "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 ||
 	ktap_diag "could not replay A's SYN"
-nsx "$A" "$PYTHON" "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 10.0.0.3 ||
+nsx "$A" "$PYTHON" -S "$PKT" syn "$FTV_TMP/a-syn.pcap" veth0 10.0.0.3 ||
 	ktap_diag "could not replay A's SYN from 10.0.0.3"
 wait_for 10 answered_in "$FTV_TMP/replay.pcap" 10.0.0.2
 capture_stop
@@ -151,9 +150,9 @@ done
 have_all() { ! kill -0 "$CAPTURE_PID" 2>/dev/null; }
 wait_for 60 have_all
 capture_stop
-"$PYTHON" "$PKT" synfields "$FTV_TMP/syns.pcap" >"$FTV_TMP/syn-fields"
+"$PYTHON" -S "$PKT" synfields "$FTV_TMP/syns.pcap" >"$FTV_TMP/syn-fields"
 n=$(wc -l <"$FTV_TMP/syn-fields")
-read -r isn_bits ts_bits < <("$PYTHON" "$TOKEN" randomness <"$FTV_TMP/syn-fields")
+read -r isn_bits ts_bits < <("$PYTHON" -S "$TOKEN" randomness <"$FTV_TMP/syn-fields")
 ktap_diag "$n SYNs: the least balanced bit is 1 in $isn_bits (ISN), $ts_bits (TSval) of them"
 balanced() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { exit !(n >= 200 && a >= 0.35 && b >= 0.35) }'; }
 if balanced "${isn_bits:-0}" "${ts_bits:-0}" "${n:-0}"; then

@@ -12,7 +12,7 @@
 #   +---------------------------+               +---------------------------+
 #   | ftv0 10.9.0.1/24          |               | ftv0 10.9.0.2/24          |
 #   | veth0 10.0.0.1/24         |---------------| veth0 10.0.0.2/24 :51820  |
-#   |  scapy injects from here  |               |  tcpdump, nft ingress     |
+#   |  ftvpkt.py injects here   |               |  tcpdump, nft ingress     |
 #   +---------------------------+               +---------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -27,7 +27,6 @@ ftv_require
 ftv_use_debug_module
 command -v tcpdump >/dev/null || ktap_skip_all "tcpdump is not installed"
 command -v nft >/dev/null || ktap_skip_all "nft is not installed"
-"$PYTHON" -c 'import scapy' 2>/dev/null || ktap_skip_all "python3-scapy is not installed"
 
 pair_underlay 4 || ktap_bail "cannot set up the underlay"
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
@@ -87,7 +86,7 @@ nsx "$B" nft delete table netdev hold
 rx0=$(rx_packets)
 replay0=$(peer_a 'p["drops"]["replay"]')
 ktap_check "$N held segments injected in reverse order" \
-	nsx "$A" "$PYTHON" "$PKT" replay "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N" reverse
+	nsx "$A" "$PYTHON" -S "$PKT" replay "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N" reverse
 delivered() { [ "$(rx_packets)" -ge $((rx0 + N)) ]; }
 if wait_for 10 delivered; then
 	ktap_ok "all $N reordered segments delivered to B's ftv0"
@@ -99,7 +98,7 @@ fi
 rx1=$(rx_packets)
 bytes1=$(peer_a 'p["rx_bytes"]')
 ktap_check "the same $N segments injected again" \
-	nsx "$A" "$PYTHON" "$PKT" replay "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N"
+	nsx "$A" "$PYTHON" -S "$PKT" replay "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N"
 replayed() { [ "$(peer_a 'p["drops"]["replay"]')" -ge $((replay0 + N)) ]; }
 if wait_for 10 replayed; then
 	ktap_ok "B counts $N replays"
@@ -112,7 +111,7 @@ ktap_eq "replays deliver nothing (rx_packets, rx_bytes unchanged)" \
 
 auth0=$(peer_a 'p["drops"]["bad_auth"]')
 ktap_check "the segments injected with one bit flipped" \
-	nsx "$A" "$PYTHON" "$PKT" bitflip "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N"
+	nsx "$A" "$PYTHON" -S "$PKT" bitflip "$FTV_TMP/held.pcap" veth0 10.0.0.1 10.0.0.2 "$N"
 flipped() { [ "$(peer_a 'p["drops"]["bad_auth"]')" -ge $((auth0 + N)) ]; }
 if wait_for 10 flipped; then
 	ktap_ok "B counts $N authentication failures"
