@@ -25,7 +25,7 @@ FTV_KO=${FTV_KO:-$FTV_ROOT/module/ftv.ko}
 FTV_DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 FTVCTL=${FTVCTL:-$FTV_ROOT/tools/ftvctl/ftvctl}
 FTVNL=${FTVNL:-$FTV_ROOT/selftests/ftvnl.py}
-# Debian's python3 has the packages the tests use (scapy, cryptography);
+# Debian's python3 has the packages the tests use (cryptography, yaml);
 # a python3 earlier in PATH (pyenv, a venv) may not.
 if [ -z "${PYTHON:-}" ]; then
 	PYTHON=python3
@@ -209,7 +209,7 @@ ftvnl_in()
 {
 	local ns=$1
 	shift
-	nsx "$ns" "$PYTHON" "$FTVNL" "$@"
+	nsx "$ns" "$PYTHON" -S "$FTVNL" "$@"
 }
 
 # ftv_keypair NAME : NAME.key (private) and NAME.pub in $FTV_TMP; echoes
@@ -234,7 +234,7 @@ ftv_json()
 	local ns=$1 dev=$2 expr=$3
 
 	nsx "$ns" "$FTVCTL" show "$dev" --json |
-		"$PYTHON" -c '
+		"$PYTHON" -S -c '
 import json, sys
 j = json.load(sys.stdin)
 d = j[sys.argv[1]]
@@ -248,7 +248,7 @@ ftv_peer_json()
 	local ns=$1 dev=$2 pub=$3 expr=$4
 
 	nsx "$ns" "$FTVCTL" show "$dev" --json |
-		"$PYTHON" -c '
+		"$PYTHON" -S -c '
 import json, sys
 j = json.load(sys.stdin)
 p = [p for p in j[sys.argv[1]]["peers"] if p["public_key"] == sys.argv[2]][0]

@@ -6,27 +6,27 @@
 # connections mid-stream. C and S drop "ct state invalid" in input and
 # output too. 100 MB go through the tunnel each way, intact, and none of
 # those rules drops a packet. Then, with R's conntrack timeout for
-# established TCP cut to 20 s and the module's renewal pushed out of the
-# way, the tunnel is left idle for a minute: an idle plain TCP
+# established TCP cut to 10 s and the module's renewal pushed out of the
+# way, the tunnel is left idle for 30 s: an idle plain TCP
 # connection's mapping expires on R meanwhile, the tunnel's does not
-# (C's persistent keepalive every 10 s, S answering each), so S can reach
+# (C's persistent keepalive every 4 s, S answering each), so S can reach
 # C at once afterwards, over the same connection.
 #
 #   ns C (initiator)         ns R (router)                  ns S (responder)
 #   +--------------------+  +--------------------------+   +--------------------+
 #   | nc <-> 10.9.0.2    |  | forward: ct state        |   | nc <-> 10.9.0.1    |
 #   | ftv0 10.9.0.1      |  |   invalid drop           |   | ftv0 10.9.0.2      |
-#   |  keepalive 10 s    |  | postrouting: masquerade  |   |   :51820           |
+#   |  keepalive 4 s     |  | postrouting: masquerade  |   |   :51820           |
 #   | in/out: ct state   |  |   out of veths           |   | in/out: ct state   |
 #   |   invalid drop     |  | tcp_loose=0, established |   |   invalid drop     |
-#   |                    |  |   timeout 20 s           |   |                    |
+#   |                    |  |   timeout 10 s           |   |                    |
 #   | veth0 192.168.10.2 |--| vethc 192.168.10.1       |   |                    |
 #   |                    |  | veths 198.51.100.1       |---| veth0 198.51.100.2 |
 #   +--------------------+  +--------------------------+   +--------------------+
 #
 # UNDERLAY=6 (test_nat6.sh) dials S at [2001:db8:100::2]:51820 (R masquerades
 # IPv6 the same way). NAT_MB (default 100) sets the transfer size and
-# NAT_IDLE (default 60) the idle time in seconds; 0 leaves the idle part
+# NAT_IDLE (default 30) the idle time in seconds; 0 leaves the idle part
 # out.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
@@ -37,9 +37,9 @@ trap cleanup EXIT
 
 UNDERLAY=${UNDERLAY:-4}
 SIZE_MB=${NAT_MB:-100}
-IDLE=${NAT_IDLE:-60}
-CT_TIMEOUT=20
-KEEPALIVE=10
+IDLE=${NAT_IDLE:-30}
+CT_TIMEOUT=10
+KEEPALIVE=4
 PARAMS=/sys/module/ftv/parameters
 U="(IPv$UNDERLAY underlay)"
 

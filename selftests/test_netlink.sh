@@ -41,7 +41,7 @@ nl_expect_as()
 
 	[ "$user" = root ] ||
 		runas=(setpriv --reuid="$user" --regid="$user" --clear-groups)
-	out=$(nsx "$N" "${runas[@]}" "$PYTHON" "$FTVNL" "$@" 2>&1)
+	out=$(nsx "$N" "${runas[@]}" "$PYTHON" -S "$FTVNL" "$@" 2>&1)
 	got=$(sed -n 's/^errno=//p' <<<"$out")
 	msg=$(sed -n 's/^msg=//p' <<<"$out")
 	LAST_OUT=$out
@@ -268,7 +268,7 @@ aips=$("$PYTHON" -c 'print(",".join("10.%d.%d.%d/32" % (i >> 16, (i >> 8) & 255,
 ktap_check "ftvctl adds a peer with 5000 allowed-ips" \
 	nsx "$N" "$FTVCTL" peer set ftv0 "$PEER" allowed-ips "$aips"
 n=$(nsx "$N" timeout 60 "$FTVCTL" show ftv0 --json |
-	"$PYTHON" -c 'import json, sys; j = json.load(sys.stdin); print(sum(len(p["allowed_ips"]) for p in j["ftv0"]["peers"]))')
+	"$PYTHON" -S -c 'import json, sys; j = json.load(sys.stdin); print(sum(len(p["allowed_ips"]) for p in j["ftv0"]["peers"]))')
 ktap_eq "the dump ends and shows all 5000 of them" 5000 "$n"
 nl_expect "the peer's list is replaced by an empty one" 0 "" \
 	set_peer ifname=ftv0 'peer{' public_key="b64:$PEER" flags=1 \

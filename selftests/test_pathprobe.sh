@@ -51,7 +51,7 @@ probe() { nsx "$1" "$PYTHON" "$PROBE" --ynl "$YNL_DIR" ftv0 "$2" "${@:3}"; }
 # jq_ JSON PYEXPR : PYEXPR over the JSON object r
 jq_()
 {
-	"$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' \
+	"$PYTHON" -S -c 'import json, sys; r = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' \
 		"$1" "$2" 2>/dev/null
 }
 # rx0 : what came on C's connection 0, by C's probe

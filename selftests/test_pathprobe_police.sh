@@ -61,9 +61,9 @@ print(",".join(v["name"] for v in r["verdicts"]) or "none")' "$1" 2>/dev/null
 out=$(ftvctl_probe)
 ktap_diag "clean: $out"
 ktap_eq "clean: ftvctl probe answered, no verdict" "True none" \
-	"$("$PYTHON" -c 'import json, sys; print(json.loads(sys.argv[1])["answered"])' "$out" 2>/dev/null) $(verdicts "$out")"
+	"$("$PYTHON" -S -c 'import json, sys; print(json.loads(sys.argv[1])["answered"])' "$out" 2>/dev/null) $(verdicts "$out")"
 ktap_eq "clean: within 30 s and 5 MB" 1 \
-	"$("$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1]); print(int(r["seconds"] <= 30 and r["bytes"] < 5000000))' "$out" 2>/dev/null)"
+	"$("$PYTHON" -S -c 'import json, sys; r = json.loads(sys.argv[1]); print(int(r["seconds"] <= 30 and r["bytes"] < 5000000))' "$out" 2>/dev/null)"
 
 # ---- each connection policed (1 Mbit/s by nft's count)
 paths_police "125 kbytes/second" "16 kbytes" to-client ||
@@ -87,7 +87,7 @@ ktap_eq "policed: each of the other three brought what one did alone, within a t
 	"$(policing 'all(3 * c["came"] >= 2 * p["one"]["came"] and 3 * c["came"] <= 4 * p["one"]["came"] for c in p["all"]["connections"] if c["index"] != 0)')"
 ktap_eq "policed: ftvctl probe says per-connection policer, recommends flows 4" \
 	"per-connection policer flows 4" \
-	"$(verdicts "$out") $("$PYTHON" -c 'import json, sys; print(json.loads(sys.argv[1])["recommended"])' "$out" 2>/dev/null)"
+	"$(verdicts "$out") $("$PYTHON" -S -c 'import json, sys; print(json.loads(sys.argv[1])["recommended"])' "$out" 2>/dev/null)"
 nsx "$R" nft delete table ip censor
 
 nsx "$C" "$FTVCTL" peer del ftv0 "$S_KEY"

@@ -49,7 +49,7 @@ ktap_check "a packet of exactly the MTU passes (DF set) $U" \
 
 # ---- ftvctl show --json
 json=$(nsx "$A" "$FTVCTL" show ftv0 --json 2>&1)
-if "$PYTHON" -c 'import json, sys; json.loads(sys.argv[1])' "$json" 2>/dev/null; then
+if "$PYTHON" -S -c 'import json, sys; json.loads(sys.argv[1])' "$json" 2>/dev/null; then
 	ktap_ok "ftvctl show ftv0 --json is valid JSON"
 else
 	ktap_fail "ftvctl show ftv0 --json is valid JSON"
