@@ -44,6 +44,14 @@ Dumps (--dump) print the decoded attributes of every reply first.
 
 Exit status: 0 request acknowledged, 1 the kernel returned an error,
 2 usage or local error.
+
+  ftvnl.py --batch
+
+reads requests from stdin, each its argument count and its arguments
+(options included), all NUL-terminated, and answers each with what a
+call with those arguments would print (stderr too), then a line
+"--end STATUS". A python start costs a second or more under emulation;
+test_netlink.sh sends its seventy requests through one process.
 """
 
 import argparse
@@ -471,7 +479,7 @@ def report(err, tlvs, where):
             "=I", tlvs[NLMSGERR_ATTR_MISS_NEST][:4])[0])
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(
         description="raw generic netlink client for the ftv family",
         epilog="See the top of this file for the ATTR syntax.")
@@ -490,7 +498,7 @@ def main():
     ap.add_argument("--uapi", default=UAPI, help="path of ftv.h")
     ap.add_argument("command", nargs="?")
     ap.add_argument("attrs", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     try:
         nl = Netlink()
@@ -546,5 +554,32 @@ def main():
     return 1 if err else 0
 
 
+def batch():
+    """Answer NUL-separated requests from stdin until it ends."""
+    data = sys.stdin.buffer.read1 if hasattr(sys.stdin.buffer, "read1") \
+        else sys.stdin.buffer.read
+    fields, buf = [], b""
+    while True:
+        while b"\0" in buf:
+            field, buf = buf.split(b"\0", 1)
+            fields.append(field.decode())
+            if len(fields) > 1 and len(fields) == int(fields[0]) + 1:
+                sys.stderr = sys.stdout
+                try:
+                    rc = main(fields[1:])
+                except SystemExit as e:
+                    rc = e.code if isinstance(e.code, int) else 2
+                finally:
+                    sys.stderr = sys.__stderr__
+                print("--end %d" % rc, flush=True)
+                fields = []
+            elif fields == ["0"]:
+                fields = []
+        chunk = data(65536)
+        if not chunk:
+            return 0
+        buf += chunk
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(batch() if sys.argv[1:] == ["--batch"] else main())
