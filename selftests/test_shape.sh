@@ -86,11 +86,13 @@ capture_counts()
 }
 
 # judge FILE MIN PYEXPR : PYEXPR over fte.py's verdict r on FILE (r["client"],
-# r["server"]), at least MIN connections judged each way
+# r["server"]), at least MIN connections judged each way. The verdict is
+# kept in FILE.json: fte.py reads the capture through tshark, which takes
+# many seconds to start under emulation.
 judge()
 {
-	"$PYTHON" -S "$FTE" "$1" --min "$2" --json |
-		"$PYTHON" -S -c 'import json, sys; r = json.load(sys.stdin); print(eval(sys.argv[1]))' "$3"
+	[ -s "$1.json" ] || "$PYTHON" -S "$FTE" "$1" --min "$2" --json >"$1.json"
+	"$PYTHON" -S -c 'import json, sys; r = json.load(sys.stdin); print(eval(sys.argv[1]))' "$3" <"$1.json"
 }
 
 out=$(opens "$FTV_TMP/on.pcap" "$ROUNDS")
