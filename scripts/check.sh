@@ -204,9 +204,12 @@ run_suite()
 	# there, rather than leave them out. These settings are for this run
 	# only: a stock kernel after the debug one has neither checker.
 	# 6.1's whole suite took 2,700 s and more on a slow day
-	# (2026-11-28), and the probe tests add about 200 (2026-11-29); the
-	# plan gives the kernels after it what is left.
-	limit=${FTV_VM_TIMEOUT:-3300}
+	# (2026-11-28); on the second of 2026-11-29, with the probe tests,
+	# it had not finished at 3,300 s, locally and in CI. With room for
+	# a machine as slow, the plan gives the kernels after it what is
+	# left, and none runs past the budget's end by more than its slack
+	# and five minutes.
+	limit=${FTV_VM_TIMEOUT:-3900}
 	if [ "$kver" = debug ]; then
 		limit=${FTV_VM_TIMEOUT:-9000}
 		env+=(FTV_TEST_TIMEOUT="${FTV_TEST_TIMEOUT:-1500}"
@@ -293,8 +296,12 @@ DEBUG_CORE_TESTS="test_module_selftests.sh test_peer_removal.sh
 # debug kernel's whole suite scaled from an older count. The probe
 # tests of the same day added about 200 s to the whole suite (170 and
 # 55 s run alone), counted in REF_FULL. The budget scales them by how
-# long this machine's first whole suite took against REF_FULL.
-REF_FULL=2850
+# long this machine's first whole suite took against REF_FULL. Later
+# the same day the suite lost about a sixth of its time (the packet
+# tools without scapy, python without site, test_netlink.sh's requests
+# through one process), which REF_FULL counts as 2300 without a whole
+# run to measure it: a figure too low only makes the plan skip sooner.
+REF_FULL=2300
 REF_CORE=420
 REF_DEBUG_BUILD=450
 REF_DEBUG_FULL=5600
