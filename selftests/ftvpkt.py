@@ -38,6 +38,8 @@ import socket
 import struct
 import sys
 
+from forgetcp import checksum, timestamps
+
 ETH_LEN = 14
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
@@ -83,27 +85,11 @@ class Segment:
     def payload(self):
         return bytes(self.frame[self.data:])
 
-    def options(self):
-        """The TCP options as (kind, bytes) pairs."""
-        opts = self.frame[self.tcp + 20:self.data]
-        i = 0
-        while i < len(opts):
-            kind = opts[i]
-            if kind == 0:
-                break
-            if kind == 1:
-                i += 1
-                continue
-            if i + 1 >= len(opts) or opts[i + 1] < 2:
-                break
-            yield kind, bytes(opts[i + 2:i + opts[i + 1]])
-            i += opts[i + 1]
-
     def set_src4(self, addr):
         self.frame[self.ip + 12:self.ip + 16] = ipaddress.IPv4Address(addr).packed
         self.frame[self.ip + 10:self.ip + 12] = b"\0\0"
         ihl = (self.frame[self.ip] & 0x0F) * 4
-        csum = checksum(self.frame[self.ip:self.ip + ihl])
+        csum = checksum(bytes(self.frame[self.ip:self.ip + ihl]))
         struct.pack_into("!H", self.frame, self.ip + 10, csum)
 
     def fix_tcp_checksum(self):
@@ -117,16 +103,6 @@ class Segment:
         struct.pack_into("!H", self.frame, self.tcp + 16, 0)
         csum = checksum(pseudo + bytes(self.frame[self.tcp:]))
         struct.pack_into("!H", self.frame, self.tcp + 16, csum)
-
-
-def checksum(data):
-    """The Internet checksum of data."""
-    if len(data) % 2:
-        data = bytes(data) + b"\0"
-    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def records(path):
@@ -266,11 +242,9 @@ def resend_syn(path, iface, newsrc=None, last=False):
 
 def syn_fields(path):
     for seg in syns(path):
-        for kind, value in seg.options():
-            if kind == 8 and len(value) == 8:
-                print(seg.seq, struct.unpack("!I", value[:4])[0],
-                      "%.3f" % seg.time)
-                break
+        ts = timestamps(bytes(seg.frame[seg.tcp + 20:seg.data]))
+        if ts:
+            print(seg.seq, struct.unpack("!I", ts[:4])[0], "%.3f" % seg.time)
     return True
 
 
