@@ -556,14 +556,12 @@ def main(argv=None):
 
 def batch():
     """Answer NUL-separated requests from stdin until it ends."""
-    data = sys.stdin.buffer.read1 if hasattr(sys.stdin.buffer, "read1") \
-        else sys.stdin.buffer.read
     fields, buf = [], b""
     while True:
         while b"\0" in buf:
             field, buf = buf.split(b"\0", 1)
             fields.append(field.decode())
-            if len(fields) > 1 and len(fields) == int(fields[0]) + 1:
+            if len(fields) == int(fields[0]) + 1:
                 sys.stderr = sys.stdout
                 try:
                     rc = main(fields[1:])
@@ -573,9 +571,7 @@ def batch():
                     sys.stderr = sys.__stderr__
                 print("--end %d" % rc, flush=True)
                 fields = []
-            elif fields == ["0"]:
-                fields = []
-        chunk = data(65536)
+        chunk = sys.stdin.buffer.read1(65536)
         if not chunk:
             return 0
         buf += chunk
