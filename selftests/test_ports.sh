@@ -51,20 +51,30 @@ except OSError as e:
 ' "$1"
 }
 
-# Holds 40000 until killed.
+# Holds 40000 until killed; says "bound" once it does. Probing with
+# bind_port before then would race it: the probe's own bind() can take
+# 40000 for a moment and make the holder's fail.
+tmpdir
+held="$FTV_TMP/ports.held"
 ip netns exec "$A" "$PYTHON" -c '
-import socket, time
+import socket, sys, time
 s = socket.socket()
 s.bind(("10.0.0.1", 40000))
 s.listen()
+open(sys.argv[1], "w").write("bound\n")
 time.sleep(3600)
-' &
+' "$held" &
 bg_track $!
+holder_bound()
+{
+	[ -s "$held" ]
+}
 holds_40000()
 {
 	[ "$(bind_port 40000)" = EADDRINUSE ]
 }
-wait_for 10 holds_40000 || ktap_bail "the host socket did not take port 40000"
+wait_for 10 holder_bound || ktap_bail "the host socket did not take port 40000"
+holds_40000 || ktap_bail "port 40000 is not held after the holder bound it"
 
 pair_ftv || ktap_bail "cannot configure ftv with ftvctl"
 connect_ping "$A" 10.9.0.2 || ktap_bail "no tunnel"
