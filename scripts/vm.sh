@@ -28,11 +28,11 @@
 # The guest's / is the host's, read-only; /tmp is a throwaway overlay.
 # The exit status is CMD's, or 125 if the VM did not get to report one.
 #
-# TEST_PROGS, FTV_TEST_TIMEOUT, FTV_TRANSFER_MB, FTV_PORT, FTV_DEBUG_KO and
-# FTV_CHECKERS are passed on to the guest. Other environment: FTV_KVM
-# (auto, 0 or 1; default auto: use KVM if a probe boot with it works),
-# FTV_VM_CPUS (2), FTV_VM_MEMORY
-# (2G), FTV_VM_TIMEOUT (seconds for the whole boot, default 2700),
+# TEST_PROGS, FTV_TEST_TIMEOUT, FTV_TEST_JOBS, FTV_TRANSFER_MB, FTV_PORT,
+# FTV_DEBUG_KO and FTV_CHECKERS are passed on to the guest. Other
+# environment: FTV_KVM (auto, 0 or 1; default auto: use KVM if a probe
+# boot with it works), FTV_VM_CPUS (2), FTV_VM_MEMORY (2G),
+# FTV_VM_TIMEOUT (seconds for the whole boot, default 2700),
 # FTV_VM_APPEND (more kernel command line, after vm.sh's own), FTV_VM_LOCK
 # (the lock file that keeps VMs on this machine one at a time),
 # FTV_VM_QEMU_OPTS (more qemu options, appended last, so "-cpu qemu64"
@@ -77,8 +77,8 @@ mkdir -p "$out/logs"
 
 # The guest does not inherit this environment; pass on what the tests read.
 envs=()
-for v in TEST_PROGS FTV_TEST_TIMEOUT FTV_TRANSFER_MB FTV_PORT FTV_DEBUG_KO \
-	FTV_CHECKERS; do
+for v in TEST_PROGS FTV_TEST_TIMEOUT FTV_TEST_JOBS FTV_TRANSFER_MB FTV_PORT \
+	FTV_DEBUG_KO FTV_CHECKERS; do
 	[ -n "${!v:-}" ] && envs+=("$v=${!v}")
 done
 guest_cmd=$(printf '%q ' env "${envs[@]}" "$ROOT/scripts/vm-guest.sh" "$out" "$load" "$ko" "$@")

@@ -20,9 +20,11 @@
 # failed.
 #
 # Environment: TEST_PROGS (list of scripts), FTV_TEST_TIMEOUT (seconds per
-# script, default 600), FTV_LOG_DIR (if set, each script's output is also
-# saved there as NAME.log), FTV_CHECKERS=1 (the kernel must have lockdep
-# and kmemleak: make check-debug's, where their absence would pass
+# script, default 600), FTV_TEST_JOBS (how many of the scripts that say
+# they may share the VM run at once, default 2; 1 runs every script
+# alone), FTV_LOG_DIR (if set, each script's output is also saved there
+# as NAME.log), FTV_CHECKERS=1 (the kernel must have lockdep and
+# kmemleak: make check-debug's, where their absence would pass
 # everything unchecked).
 
 set -u
@@ -30,6 +32,7 @@ set -u
 cd "$(dirname "$0")" || exit 1
 
 TIMEOUT=${FTV_TEST_TIMEOUT:-600}
+JOBS=${FTV_TEST_JOBS:-2}
 LOG_DIR=${FTV_LOG_DIR:-}
 
 if [ $# -gt 0 ]; then
@@ -127,15 +130,37 @@ if [ -r "$kconfig" ] && [ -r config ]; then
 	done <config
 fi
 
-i=0
-for t in "${tests[@]}"; do
-	i=$((i + 1))
-	name=$(basename "$t")
-	out=$(mktemp /tmp/ftv-run.XXXXXX)
-	echo "# selftests: ftv: $name"
-	start=$SECONDS
-	timeout --foreground -k 10 "$TIMEOUT" bash "./$name" </dev/null >"$out" 2>&1
+# shares_vm SCRIPT : the script says it may run beside another one
+# (a "run.sh: shares the VM" line): it reads no kernel log that others
+# write into, sets no module parameter, loads nothing, and judges nothing
+# by time or rate. The others run alone. The longest of them says
+# "shares the VM, starts first", so that it does not run on alone at
+# the end.
+shares_vm()
+{
+	grep -q '^# run.sh: shares the VM' "$1"
+}
+
+# run_one SCRIPT DIR : runs one script with its timeout; its output goes
+# to DIR/SCRIPT.out, its exit status and seconds to DIR/SCRIPT.rc
+run_one()
+{
+	local start=$SECONDS rc
+
+	timeout --foreground -k 10 "$TIMEOUT" bash "./$1" </dev/null >"$2/$1.out" 2>&1
 	rc=$?
+	echo "$rc $((SECONDS - start))" >"$2/$1.rc"
+}
+
+# report SCRIPT DIR : prints what run_one left in DIR as KTAP and adds it
+# to the totals
+report()
+{
+	local name=$1 out=$2/$1.out rc secs p f s
+
+	i=$((i + 1))
+	read -r rc secs <"$2/$name.rc"
+	echo "# selftests: ftv: $name"
 	sed 's/^/# /' "$out"
 	[ -n "$LOG_DIR" ] && cp "$out" "$LOG_DIR/${name%.sh}.log"
 	read -r p f s < <(count_results "$out" "$rc" "$name")
@@ -150,11 +175,11 @@ for t in "${tests[@]}"; do
 				echo "# $name: \"$c\" passes: remove it from known-failures"
 			done
 	done < <(known_failures "$name")
-	rm -f "$out" "$out.known"
+	rm -f "$out" "$out.known" "$2/$name.rc"
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + s))
-	echo "# $name: $p passed, $f failed, $s skipped, exit $rc, $((SECONDS - start))s"
+	echo "# $name: $p passed, $f failed, $s skipped, exit $rc, ${secs}s"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "# $name: TIMEOUT after ${TIMEOUT}s"
 	fi
@@ -167,7 +192,46 @@ for t in "${tests[@]}"; do
 	else
 		echo "not ok $i selftests: ftv: $name"
 	fi
+}
+
+# With FTV_TEST_JOBS above 1 the scripts that share the VM run first, that
+# many at a time, and are reported as they end; then the others, one at
+# a time. Under emulation a script spends most of its time starting
+# processes on one vCPU, so two of them take little longer than one.
+rundir=$(mktemp -d /tmp/ftv-run.XXXXXX)
+shared=()
+alone=()
+for t in "${tests[@]}"; do
+	t=$(basename "$t")
+	if [ "$JOBS" -gt 1 ] && grep -q '^# run.sh: shares the VM, starts first' "$t"; then
+		shared=("$t" "${shared[@]}")
+	elif [ "$JOBS" -gt 1 ] && shares_vm "$t"; then
+		shared+=("$t")
+	else
+		alone+=("$t")
+	fi
 done
+i=0
+declare -A running=()
+for t in "${shared[@]}"; do
+	while [ "${#running[@]}" -ge "$JOBS" ]; do
+		wait -n -p ended "${!running[@]}"
+		report "${running[$ended]}" "$rundir"
+		unset "running[$ended]"
+	done
+	run_one "$t" "$rundir" &
+	running[$!]=$t
+done
+while [ "${#running[@]}" -gt 0 ]; do
+	wait -n -p ended "${!running[@]}"
+	report "${running[$ended]}" "$rundir"
+	unset "running[$ended]"
+done
+for t in "${alone[@]}"; do
+	run_one "$t" "$rundir"
+	report "$t" "$rundir"
+done
+rm -rf "$rundir"
 
 # Anything the tests made the kernel complain about is a failure even if
 # every script passed.

@@ -30,6 +30,7 @@
 #   |                    |  | veths 198.51.100.1       |---| veth0 198.51.100.2 |
 #   +--------------------+  +--------------------------+   +--------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

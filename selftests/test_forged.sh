@@ -25,6 +25,7 @@
 #   |                     |  |   forgetcp.py, tcpdump   |   |       198.51.100.3 too  |
 #   +---------------------+  +--------------------------+   +-------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -32,6 +32,7 @@
 # UNDERLAY=6 (test_icmp6.sh) does the same with ICMPv6 "packet too big"
 # over an IPv6 underlay.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -20,6 +20,7 @@
 #   |  netem (both directions): delay 2ms loss 5% duplicate 1% reorder 25% |
 #   +---------------------------+               +---------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

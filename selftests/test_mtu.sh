@@ -34,6 +34,7 @@
 # UNDERLAY=6 (test_mtu6.sh) dials S at [2001:db8:100::2]:51820: the
 # outer header is 40 bytes, so 1400 inside makes 1496 outside.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -18,6 +18,7 @@
 # Clients connect first (only they know an endpoint); then the server can
 # reach each of them.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

@@ -17,6 +17,7 @@
 # No traffic flows. Messages are matched on a key word, case-insensitive;
 # errnos exactly.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

@@ -17,6 +17,7 @@
 # instead of 10.0.0.2:51820.
 # B cannot send until A has connected, so A pings first.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

@@ -25,6 +25,7 @@
 #   default via 10.0.1.1   to 10.9/16 or 192.0.2/24      dummy0 192.0.2.1/32
 #                                                         default via 10.0.2.1
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

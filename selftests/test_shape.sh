@@ -25,6 +25,7 @@
 #   | veth0 10.0.0.1/24         |---------------|   tcpdump                 |
 #   +---------------------------+               +---------------------------+
 
+# run.sh: shares the VM, starts first
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

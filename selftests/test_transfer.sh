@@ -11,6 +11,7 @@
 #   | veth0 10.0.0.1/24         |-----------| veth0 10.0.0.2/24         |
 #   +---------------------------+           +---------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

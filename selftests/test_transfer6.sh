@@ -15,6 +15,7 @@
 #   | veth0 10.0.0.1 fd00::1     |------------| veth0 10.0.0.2 fd00::2     |
 #   +----------------------------+            +----------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -19,6 +19,7 @@
 # advance by the payload length; ACKs stay within the peer's data; every
 # segment has timestamps that never go back.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

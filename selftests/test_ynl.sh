@@ -13,6 +13,7 @@
 # A second device, ftv1 in A, has two peers of its own, so that a dump
 # covers two devices.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # SC2317: helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
