@@ -156,6 +156,12 @@ ftv_load_module()
 		echo "ftv_load_module: $ko does not exist (make module?)" >&2
 		return 1
 	fi
+	# Unloading takes every ftv device away, the other script's too.
+	if [ "${FTV_SHARED:-0}" = 1 ]; then
+		echo "ftv_load_module: this script shares the VM (run.sh)," \
+			"it may not load the module" >&2
+		return 1
+	fi
 	ftv_unload_module || return 1
 	deps=$(modinfo -F depends "$ko") || return 1
 	for dep in ${deps//,/ }; do

@@ -133,7 +133,9 @@ fi
 # shares_vm SCRIPT : the script says it may run beside another one
 # (a "run.sh: shares the VM" line): it reads no kernel log that others
 # write into, sets no module parameter, loads nothing, and judges nothing
-# by time or rate. The others run alone. The longest of them says
+# by time or rate. It runs with FTV_SHARED=1, under which lib.sh's
+# ftv_load_module refuses (an unload takes every ftv device away, the
+# other script's too). The others run alone. The longest of them says
 # "shares the VM, starts first", so that it does not run on alone at
 # the end.
 shares_vm()
@@ -219,7 +221,7 @@ for t in "${shared[@]}"; do
 		report "${running[$ended]}" "$rundir"
 		unset "running[$ended]"
 	done
-	run_one "$t" "$rundir" &
+	FTV_SHARED=1 run_one "$t" "$rundir" &
 	running[$!]=$t
 done
 while [ "${#running[@]}" -gt 0 ]; do
