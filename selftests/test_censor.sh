@@ -10,19 +10,21 @@
 #    connection of "flows 1": 2 MB each way arrive intact, and FEC's
 #    repair messages, which such drops take with the data they were to
 #    rebuild, are found futile by each receiving end (kernel log) and
-#    held back: both ends together send fewer than one for every three
+#    held back: both ends together send fewer than one for every two
 #    data segments, where repairs sized to the loss they see would be
 #    more than two for each and slow the transfer to a quarter of the
-#    rate. The rate is a third of what one connection carries here
-#    under emulation: at 8 Mbit/s a slow machine's connection stayed
-#    under it (5.9 Mbit/s), the policer dropped only the odd burst, and
-#    repairs were judged too seldom to be held back in time;
-#  - then a policer of 8 Mbit/s on the four connections of "flows 4":
-#    8 MB from C to S and
-#    8 MB back arrive intact, spread over the four connections (each at
-#    least a tenth), and no policed connection is taken for a stalled
-#    one (rotations stays 0). The rate is printed, not judged: make bench
-#    measures it against four times the policed rate;
+#    rate. Held back, they are still about 0.3 for each: each hold ends
+#    into repairs at the full ratio until the next verdict. The rate is
+#    a third of what one connection carries here under emulation: at 8
+#    Mbit/s a slow machine's connection stayed under it (5.9 Mbit/s),
+#    the policer dropped only the odd burst, and the repairs were judged
+#    too seldom to be held back in time;
+#  - then a policer of 8 Mbit/s on each of the four connections of
+#    "flows 4": 8 MB from C to S and 8 MB back arrive intact, spread
+#    over the four connections (each at least a tenth), and no policed
+#    connection is taken for a stalled one (rotations stays 0). The rate
+#    is printed, not judged: make bench measures it against four times
+#    the policed rate;
 #  - the connection that opened the session black-holed in both
 #    directions in the middle of a transfer: the transfer arrives intact,
 #    C gives the connection up (rotations 1) and sends nothing more on
@@ -140,9 +142,11 @@ random_file small 2
 repairs0=$(repairs_sent)
 both_ways "one connection policed at 2 Mbit/s" small 2
 repairs=$(($(repairs_sent) - repairs0))
-# 2 MB each way, in segments of at most 1400 bytes of the tunnel's MTU
-ktap_result "one connection policed: repairs held back ($repairs sent, under 1000: a third of about 3000 data segments)" \
-	"$([ "$repairs" -lt 1000 ]; echo $?)"
+# 2 MB each way, in segments of at most 1400 bytes of the tunnel's MTU.
+# Three runs here sent 789, 792 and 959 repairs (and 1,433 for 3 MB each
+# way); not held back they would be over 6,000.
+ktap_result "one connection policed: repairs held back ($repairs sent, under 1500: half of about 3000 data segments)" \
+	"$([ "$repairs" -lt 1500 ]; echo $?)"
 futile=$(dmesg_since "$kmark" | grep "groups that lost data: none asked for")
 ktap_diag "${futile:-no end found repairs futile}"
 ktap_result "one connection policed: both ends found the repairs futile (kernel log)" \
