@@ -5,26 +5,28 @@
 # over four ("flows 4") outlasts it. R, between C and S, delays each way
 # by 20 ms (a 40 ms round trip), keeps strict conntrack, and plays the
 # censor with nftables; every offload stays at its default.
-#  - a policer on each connection, each way (a dynamic set keyed by the
-#    4-tuple, as deployed censors do), first of 2 Mbit/s on the one
+#  - a policer of 2 Mbit/s on each connection, each way (a dynamic set
+#    keyed by the 4-tuple, as deployed censors do), a third of what one
+#    connection carries here under emulation, first on the one
 #    connection of "flows 1": 2 MB each way arrive intact, and FEC's
 #    repair messages, which such drops take with the data they were to
 #    rebuild, are found futile by each receiving end (kernel log) and
-#    held back: both ends together send fewer than one for every two
+#    held back: both ends together send fewer than two for every three
 #    data segments, where repairs sized to the loss they see would be
 #    more than two for each and slow the transfer to a quarter of the
 #    rate. Held back, they are still about 0.3 for each: each hold ends
-#    into repairs at the full ratio until the next verdict. The rate is
-#    a third of what one connection carries here under emulation: at 8
-#    Mbit/s a slow machine's connection stayed under it (5.9 Mbit/s),
-#    the policer dropped only the odd burst, and the repairs were judged
-#    too seldom to be held back in time;
-#  - then a policer of 8 Mbit/s on each of the four connections of
-#    "flows 4": 8 MB from C to S and 8 MB back arrive intact, spread
-#    over the four connections (each at least a tenth), and no policed
-#    connection is taken for a stalled one (rotations stays 0). The rate
-#    is printed, not judged: make bench measures it against four times
-#    the policed rate;
+#    into repairs at the full ratio until the next verdict;
+#  - then on the four connections of "flows 4": 8 MB from C to S and
+#    8 MB back arrive intact, spread over the four connections (each at
+#    least a tenth), and no policed connection is taken for a stalled
+#    one (rotations stays 0). The rate is printed, not judged: make
+#    bench measures it against four times the policed rate.
+#    The policer was of 8 Mbit/s until 2026-11-30: a slow machine's
+#    emulated connections stayed under it (5.9 Mbit/s for one; none of
+#    the four had a segment dropped), so the first part's repairs were
+#    judged too seldom to be held back in time, and the second part,
+#    with the guest's CPU the bottleneck, once took a connection whose
+#    answers were late for a stalled one;
 #  - the connection that opened the session black-holed in both
 #    directions in the middle of a transfer: the transfer arrives intact,
 #    C gives the connection up (rotations 1) and sends nothing more on
@@ -143,10 +145,10 @@ repairs0=$(repairs_sent)
 both_ways "one connection policed at 2 Mbit/s" small 2
 repairs=$(($(repairs_sent) - repairs0))
 # 2 MB each way, in segments of at most 1400 bytes of the tunnel's MTU.
-# Three runs here sent 789, 792 and 959 repairs (and 1,433 for 3 MB each
-# way); not held back they would be over 6,000.
-ktap_result "one connection policed: repairs held back ($repairs sent, under 1500: half of about 3000 data segments)" \
-	"$([ "$repairs" -lt 1500 ]; echo $?)"
+# Six runs here sent 661 to 1,184 repairs (and 1,433 for 3 MB each way);
+# not held back they would be over 6,000.
+ktap_result "one connection policed: repairs held back ($repairs sent, under 2000: two thirds of about 3000 data segments)" \
+	"$([ "$repairs" -lt 2000 ]; echo $?)"
 futile=$(dmesg_since "$kmark" | grep "groups that lost data: none asked for")
 ktap_diag "${futile:-no end found repairs futile}"
 ktap_result "one connection policed: both ends found the repairs futile (kernel log)" \
@@ -154,17 +156,13 @@ ktap_result "one connection policed: both ends found the repairs futile (kernel 
 	   grep -q "repairs on [0-9]*:$FTV_PORT " <<<"$futile"; echo $?)"
 
 # ---- four connections policed
-nsx "$R" nft delete table ip censor ||
-	ktap_bail "cannot take R's policer of 2 Mbit/s away"
-paths_police "1 mbytes/second" "64 kbytes" ||
-	ktap_bail "cannot set up R's policer of 8 Mbit/s"
 nsx "$C" "$FTVCTL" peer set ftv0 "$S_KEY" flows 4 ||
 	ktap_bail "ftvctl peer set ... flows 4 failed"
 wait_for 20 four_up || ktap_bail "flows 4 did not get four connections up"
 nsx "$R" conntrack -Z >/dev/null 2>&1
 random_file data 8
 repairs0=$(repairs_sent)
-both_ways "four connections policed at 8 Mbit/s each" data 8
+both_ways "four connections policed at 2 Mbit/s each" data 8
 share=$(shares)
 ktap_diag "shares of the bytes per connection: $share"
 ktap_result "policed: the transfers went over all four connections (each at least 0.10)" \
