@@ -130,17 +130,17 @@ if [ -r "$kconfig" ] && [ -r config ]; then
 	done <config
 fi
 
-# shares_vm SCRIPT : the script says it may run beside another one
-# (a "run.sh: shares the VM" line): it reads no kernel log that others
-# write into, sets no module parameter, loads nothing, and judges nothing
-# by time or rate. It runs with FTV_SHARED=1, under which lib.sh's
-# ftv_load_module refuses (an unload takes every ftv device away, the
-# other script's too). The others run alone. The longest of them says
-# "shares the VM, starts first", so that it does not run on alone at
-# the end.
-shares_vm()
+# vm_share SCRIPT : prints the script's "run.sh: shares the VM" line, if
+# it has one: it says the script may run beside another one (it reads no
+# kernel log that others write into, sets no module parameter, loads
+# nothing, and judges nothing by time or rate). It then runs with
+# FTV_SHARED=1, under which lib.sh's ftv_load_module refuses (an unload
+# takes every ftv device away, the other script's too). The others run
+# alone. The longest of them says "shares the VM, starts first", so that
+# it does not run on alone at the end.
+vm_share()
 {
-	grep -q '^# run.sh: shares the VM' "$1"
+	grep -m 1 '^# run.sh: shares the VM' "$1"
 }
 
 # run_one SCRIPT DIR : runs one script with its timeout; its output goes
@@ -205,13 +205,13 @@ shared=()
 alone=()
 for t in "${tests[@]}"; do
 	t=$(basename "$t")
-	if [ "$JOBS" -gt 1 ] && grep -q '^# run.sh: shares the VM, starts first' "$t"; then
-		shared=("$t" "${shared[@]}")
-	elif [ "$JOBS" -gt 1 ] && shares_vm "$t"; then
-		shared+=("$t")
-	else
-		alone+=("$t")
-	fi
+	share=
+	[ "$JOBS" -gt 1 ] && share=$(vm_share "$t")
+	case $share in
+	*"starts first") shared=("$t" "${shared[@]}") ;;
+	?*) shared+=("$t") ;;
+	*) alone+=("$t") ;;
+	esac
 done
 i=0
 declare -A running=()
