@@ -1208,9 +1208,6 @@ static void give_up(struct ftv_conn *conn, u8 event)
 void ftv_conn_stalled(struct ftv_conn *conn)
 {
 	WRITE_ONCE(conn->stalled, true);
-	net_dbg_ratelimited("%s: peer %llu: connection %u stalled\n",
-			    conn->device->dev->name, conn->peer->internal_id,
-			    conn->join_index);
 	give_up(conn, FTV_EVENT_FLOW_STALLED);
 }
 

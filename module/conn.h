@@ -78,6 +78,8 @@ enum ftv_conn_state {
  * @una_since: jiffies when @snd_una last moved, or when data went out
  *	with nothing unacknowledged before it (flow.c)
  * @heard_at: jiffies when an authenticated segment last came on it
+ * @probed_at: jiffies of the first keepalive that asked the peer to
+ *	acknowledge data waiting on it since @una_since (flow.c)
  * @heard_ip: ftv_segment_ip_mark() of the last authenticated segment
  *	that began a receive job (0 before one), written by its serial
  *	step (open.c); what an ignored RST or FIN is set beside (receive.c)
@@ -129,6 +131,7 @@ struct ftv_conn {
 	atomic_t queued;
 	unsigned long una_since;
 	unsigned long heard_at;
+	unsigned long probed_at;
 	u32 heard_ip;
 	u64 rx_sealed;
 	u32 data_end;

@@ -14,14 +14,15 @@
  * Every FTV_FLOW_CHECK_MS while joins are up, each end gives up the gaps
  * that losses left in what it received on each connection (which new data
  * would otherwise prompt, faketcp.c), acknowledges with a sealed keepalive
- * the data it got on a connection and has not answered there, probes with
- * one a connection that looks cut off (if a policer dropped only the tail
- * of its data, the peer has seen nothing missing, and would never answer),
- * and the initiator looks for a connection whose data has gone unanswered
- * for max(2 x SRTT, FTV_FLOW_STALL_MIN_MS) while another one of the
- * session was answered in that time (plus the time the peer takes to
- * acknowledge past a loss, so that a lossy connection is not taken for a
- * stalled one). Such a connection gets no more data: a join is retired
+ * the data it got on a connection and has not answered there, asks with
+ * one for the acknowledgment of data that has waited two round trips (if
+ * a policer dropped only the tail of that data, the peer has seen nothing
+ * missing, and would never answer), and the initiator looks for a
+ * connection whose data is still unanswered max(2 x SRTT,
+ * FTV_FLOW_STALL_MIN_MS) after that first ask, while another one of the
+ * session was answered (plus the time the peer takes to acknowledge past
+ * a loss, so that a lossy connection is not taken for a stalled one).
+ * Such a connection gets no more data: a join is retired
  * (conn.c), the responder is told, and the connect work opens a join in
  * its place; the opener, which cannot be replaced without a key exchange,
  * is left out of the choice, and a new session is
@@ -218,11 +219,39 @@ static unsigned long flow_patience(const struct ftv_conn *c)
 				FTV_TCP_GAP_MS + 2 * FTV_FLOW_CHECK_MS);
 }
 
-/* Whether @c's data has waited past its patience. */
-static bool flow_overdue(const struct ftv_conn *c, unsigned long now)
+/* Whether @c's data has waited, unanswered, longer than @wait
+ * (flow_suspect_wait()): time to ask the peer with a keepalive, whatever
+ * else came on it.
+ */
+static bool flow_unanswered(const struct ftv_conn *c, unsigned long now,
+			    unsigned long wait)
 {
 	return flow_waiting(c) &&
-	       time_after(now, READ_ONCE(c->una_since) + flow_patience(c));
+	       time_after(now, READ_ONCE(c->una_since) + wait);
+}
+
+/* Ask the peer, with a keepalive on @c, to acknowledge what it got there;
+ * the first ask since @c's data began to wait starts the stall clock.
+ */
+static void flow_probe(struct ftv_conn *c, unsigned long now)
+{
+	if (!time_after(READ_ONCE(c->probed_at), READ_ONCE(c->una_since)))
+		WRITE_ONCE(c->probed_at, now);
+	ftv_send_keepalive(c);
+}
+
+/* Whether @c's data has waited past its patience, counted from the first
+ * keepalive that asked for it: a policer that dropped the tail of what @c
+ * carried leaves the peer no gap to give up, and so nothing to answer,
+ * until that keepalive shows it one.
+ */
+static bool flow_overdue(const struct ftv_conn *c, unsigned long now)
+{
+	unsigned long probed = READ_ONCE(c->probed_at);
+
+	return flow_waiting(c) &&
+	       time_after(probed, READ_ONCE(c->una_since)) &&
+	       time_after(now, probed + flow_patience(c));
 }
 
 /* The budget the initiator gives its connections now: 0 for none. */
@@ -401,6 +430,19 @@ static void flow_budgets(struct ftv_conn *c, u32 budget)
 		ftv_conn_spent(c);
 }
 
+/* The evidence for a stall verdict on @c, for the kernel log. */
+static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
+{
+	net_dbg_ratelimited("%s: peer %llu: connection %u stalled: data unanswered %u ms, asked %u ms ago, last heard %u ms ago, %u bytes on its way, %u received, srtt %u ms\n",
+			    c->device->dev->name, c->peer->internal_id,
+			    c->join_index,
+			    jiffies_to_msecs(now - READ_ONCE(c->una_since)),
+			    jiffies_to_msecs(now - READ_ONCE(c->probed_at)),
+			    jiffies_to_msecs(now - READ_ONCE(c->heard_at)),
+			    flow_load(c), flow_received(c),
+			    ftv_fec_srtt_ms(&c->session->fec));
+}
+
 /**
  * ftv_flow_check - the session's look at its connections
  * @timer: the session's flow_timer
@@ -436,14 +478,17 @@ void ftv_flow_check(struct timer_list *timer)
 			else
 				flow_budgets(c, flow_budget(c->peer));
 		}
-		/* A keepalive acknowledges what @c owes; on one that looks
-		 * cut off, it also probes. If a policer dropped only the tail
-		 * of its data, the peer, which saw nothing missing, now sees
-		 * the gap, gives it up and answers; from a black hole nothing
-		 * answers.
+		/* A keepalive acknowledges what @c owes; on one whose data
+		 * waits unanswered, it also asks. If a policer dropped only
+		 * the tail of that data, the peer, which saw nothing missing,
+		 * now sees the gap, gives it up and answers; from a black
+		 * hole nothing answers.
 		 */
-		if ((READ_ONCE(c->owes) || flow_suspect(c, now, wait)) &&
-		    ftv_flow_may_send(c, 0))
+		if (!ftv_flow_may_send(c, 0))
+			continue;
+		if (flow_unanswered(c, now, wait))
+			flow_probe(c, now);
+		else if (READ_ONCE(c->owes))
 			ftv_send_keepalive(c);
 	}
 	/* One connection stalled while others were answered: a censor cut
@@ -455,12 +500,13 @@ void ftv_flow_check(struct timer_list *timer)
 		if (n == up && up > 1) {
 			carried = max(carried, flow_received(c));
 		} else if (time_after(READ_ONCE(s->acked_at),
-				      READ_ONCE(c->una_since) +
+				      READ_ONCE(c->probed_at) +
 				      flow_patience(c))) {
 			flow_learn(c->peer, flow_received(c));
 		} else {
 			continue;
 		}
+		flow_stall_log(c, now);
 		ftv_conn_stalled(c);
 	}
 	if (carried)
@@ -470,3 +516,7 @@ void ftv_flow_check(struct timer_list *timer)
 		mod_timer(&s->flow_timer,
 			  now + msecs_to_jiffies(FTV_FLOW_CHECK_MS));
 }
+
+#ifdef DEBUG
+#include "selftest/flow.c"
+#endif

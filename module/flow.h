@@ -18,8 +18,8 @@ enum ftv_flow_limits {
 	FTV_FLOW_CHECK_MS = 50,
 	/* A connection whose data goes unanswered for twice the session's
 	 * smoothed round trip, and at least this long, and FTV_TCP_GAP_MS
-	 * and two checks more, while another connection of its session is
-	 * answered, is stalled.
+	 * and two checks more, after a keepalive asked for it, while another
+	 * connection of its session is answered, is stalled.
 	 */
 	FTV_FLOW_STALL_MIN_MS = 200,
 	/* A check this late says our own CPU was held up, not the path:
@@ -56,5 +56,6 @@ void ftv_flow_established(struct ftv_conn *conn);
 unsigned int ftv_flow_unusable(struct ftv_session *s);
 void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget);
 void ftv_flow_check(struct timer_list *timer);
+bool ftv_flow_selftest(void);
 
 #endif /* _FTV_FLOW_H */

@@ -169,6 +169,7 @@ ktap_result "policed: the transfers went over all four connections (each at leas
 	"$(each_tenth "$share"; echo $?)"
 ktap_diag "R's policer dropped $(nft_packets "$R" "ip censor") segments; repair messages: $(($(repairs_sent) - repairs0))"
 ktap_eq "policed: no connection taken for a stalled one (rotations)" 0 "$(rotations)"
+ktap_diag "$(dmesg_since "$kmark" | grep ' stalled: ' || echo "no stall in the kernel log")"
 nsx "$R" nft delete table ip censor
 
 # ---- hole PORT : R drops everything of C's connection from local port PORT

@@ -8,7 +8,9 @@
 # superpackets whose IP length is 0, IPv4 and IPv6 with or without the
 # jumbo header GRO adds), join tokens taken, passed over and replayed
 # (module/selftest/join.c), a session's messages put back in order
-# (module/selftest/reorder.c), and one full key exchange against known
+# (module/selftest/reorder.c), when a connection's unanswered data is
+# asked for and when it counts as stalled (module/selftest/flow.c), and
+# one full key exchange against known
 # answers. Those answers must still be what
 # selftests/noise_vectors.py, an independent implementation on Python's
 # cryptography package, computes. No topology: this loads the debug module
@@ -23,7 +25,7 @@ VECTORS="$FTV_ROOT/selftests/noise_vectors.py"
 TABLES="$FTV_ROOT/module/selftest/noise.c"
 DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 
-ktap_plan 12
+ktap_plan 13
 "$PYTHON" -c 'import cryptography' 2>/dev/null ||
 	ktap_skip_all "python3-cryptography is not installed"
 
@@ -38,7 +40,8 @@ else
 	ktap_fail "the debug module loads (its self-tests passed)"
 fi
 log=$(dmesg_since "$mark")
-for t in replay allowedips faketcp noise token fec shape segment join reorder; do
+for t in replay allowedips faketcp noise token fec shape segment join reorder \
+	flow; do
 	if grep -q "ftv: $t self-tests: pass" <<<"$log"; then
 		ktap_ok "$t self-tests pass"
 	else
