@@ -1433,7 +1433,10 @@ static int put_probe_conns(struct sk_buff *skb, struct ftv_peer *peer)
 		if (!entry ||
 		    nla_put_u32(skb, FTV_PROBE_CONN_A_INDEX, conns[i].index) ||
 		    nla_put_u64_64bit(skb, FTV_PROBE_CONN_A_RX_BYTES,
-				      conns[i].rx_bytes, FTV_PROBE_CONN_A_PAD))
+				      conns[i].rx_bytes, FTV_PROBE_CONN_A_PAD) ||
+		    (conns[i].path_mtu &&
+		     nla_put_u32(skb, FTV_PROBE_CONN_A_PATH_MTU,
+				 conns[i].path_mtu)))
 			return -EMSGSIZE;
 		nla_nest_end(skb, entry);
 	}

@@ -43,6 +43,7 @@
 #include <linux/ftv.h>
 #include <linux/random.h>
 #include <linux/skbuff.h>
+#include <net/dst.h>
 
 #define PROBE_WINDOW_NS ((u64)FTV_PROBE_WINDOW_S * NSEC_PER_SEC)
 #define PROBE_NS_PER_ANSWER (PROBE_WINDOW_NS / FTV_PROBE_ANSWERS)
@@ -105,6 +106,26 @@ static struct ftv_conn *probe_conn(struct ftv_peer *peer, u32 index)
 	return NULL;
 }
 
+/* The MTU of @c's outer route now, 0 without one; under RCU (BH
+ * flavour). icmp.c lowers it when an ICMP error proves it saw one of our
+ * segments; a path that drops those errors leaves it at the link's.
+ */
+static u32 probe_path_mtu(struct ftv_conn *c)
+{
+	struct ftv_device *fdev = c->device;
+	struct ftv_tuple tuple = c->tuple;
+	struct dst_entry *dst;
+	u32 mtu;
+
+	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
+			     &c->dst_cache);
+	if (IS_ERR(dst))
+		return 0;
+	mtu = dst_mtu(dst);
+	dst_release(dst);
+	return mtu;
+}
+
 /**
  * ftv_probe_conns - the connections of the peer's session that are up
  * @peer: the peer
@@ -124,6 +145,7 @@ unsigned int ftv_probe_conns(struct ftv_peer *peer,
 	for (i = 0; i < n; i++) {
 		conns[i].index = up[i]->join_index;
 		conns[i].rx_bytes = READ_ONCE(up[i]->rx_sealed);
+		conns[i].path_mtu = probe_path_mtu(up[i]);
 	}
 	rcu_read_unlock_bh();
 	return n;

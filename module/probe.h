@@ -80,10 +80,13 @@ struct ftv_probe_request {
  * struct ftv_probe_conn - a connection of a session, as a probe reads it
  * @index: its number in the session
  * @rx_bytes: the payload of the messages without a packet that came on it
+ * @path_mtu: the MTU of the outer route its segments take now (0 if it
+ *	has none): below the link's once an ICMP error told a smaller one
  */
 struct ftv_probe_conn {
 	u32 index;
 	u64 rx_bytes;
+	u32 path_mtu;
 };
 
 void ftv_probe_init(struct ftv_probe *probe);

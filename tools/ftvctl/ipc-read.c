@@ -204,6 +204,7 @@ static const struct nla_policy probe_tell_policy[FTV_PROBE_TELL_A_MAX + 1] = {
 static const struct nla_policy probe_conn_policy[FTV_PROBE_CONN_A_MAX + 1] = {
 	[FTV_PROBE_CONN_A_INDEX] = { .type = NLA_U32 },
 	[FTV_PROBE_CONN_A_RX_BYTES] = { .type = NLA_U64 },
+	[FTV_PROBE_CONN_A_PATH_MTU] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
@@ -670,6 +671,8 @@ static int read_probe_conns(struct probe_reply *probe, struct nlattr *list)
 		conn = &probe->conns[probe->n_conns++];
 		conn->index = attr_u32(tb[FTV_PROBE_CONN_A_INDEX]);
 		conn->rx_bytes = attr_u64(tb[FTV_PROBE_CONN_A_RX_BYTES]);
+		conn->path_mtu = tb[FTV_PROBE_CONN_A_PATH_MTU] ?
+				 attr_u32(tb[FTV_PROBE_CONN_A_PATH_MTU]) : 0;
 	}
 	return 0;
 }

@@ -13,7 +13,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <net/if.h>
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>
@@ -374,6 +378,45 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		ret = -EBADMSG;
 	}
 	return ret;
+}
+
+/* ---- the link ----------------------------------------------------------- */
+
+/* The MTU is the link's, not the family's: the ioctls every tool uses. */
+static int link_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	ret = ioctl(fd, req, ifr);
+	close(fd);
+	return ret;
+}
+
+unsigned int ipc_get_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (link_ioctl(ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0)
+		return 0;
+	return (unsigned int)ifr.ifr_mtu;
+}
+
+int ipc_set_mtu(const char *ifname, unsigned int mtu)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_mtu = (int)mtu;
+	if (link_ioctl(ifname, SIOCSIFMTU, &ifr)) {
+		fprintf(stderr, "%s: cannot set the MTU of %s to %u: %s\n",
+			PROG_NAME, ifname, mtu, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- events ------------------------------------------------------------- */

@@ -68,6 +68,7 @@ struct probe_tell {
 struct probe_conn {
 	uint32_t index;		/* its number in the session, 0: the opener */
 	uint64_t rx_bytes;	/* authenticated payload that came on it */
+	uint32_t path_mtu;	/* its outer route's MTU; 0: not told */
 };
 
 /* Room for the connections of a session: the opener and a responder's
@@ -101,6 +102,12 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 int ipc_add_peer(const char *ifname, const struct peer *peer);
 int ipc_set_peer(const char *ifname, const struct peer *peer);
 int ipc_del_peer(const char *ifname, const struct peer *peer);
+
+/* The device's MTU, 0 if it cannot be read; and setting it (0, or -1
+ * with the error printed).
+ */
+unsigned int ipc_get_mtu(const char *ifname);
+int ipc_set_mtu(const char *ifname, unsigned int mtu);
 
 /*
  * Requests share one socket, opened by the first; this closes it (a

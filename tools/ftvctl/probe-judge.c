@@ -6,6 +6,12 @@
  *
  *  - a connection that does not answer an echo within 1 s, while the one
  *    the probe asked on first does: "connection does not answer";
+ *  - an echo as long as the device's MTU lost twice, where a shorter one
+ *    came: "path MTU below the device's" when the outer route's MTU fell
+ *    under what the lost echo needed (an ICMP error came), "path MTU
+ *    black hole" when it did not (the errors are dropped on the way, and
+ *    the inner packets of that length vanish); either recommends the
+ *    longest echo that came as the device's MTU;
  *  - any RST or FIN this end counted on the peer's connections, or one the
  *    peer reports on this end's: "injected resets" (ftv sends neither);
  *  - a pad on one connection against the same pad spread over all: one
@@ -146,6 +152,42 @@ static void silent_verdicts(struct probe_report *r)
 		    "connection %u: no answer to an echo within 1 s, while connection %u answered in %u ms",
 		    r->conns[i].index, r->answer_index, r->answer_ms);
 	}
+}
+
+/* Whether an ICMP error lowered the route under what the lost echo
+ * needed in its outer packet.
+ */
+static bool mtu_icmp(const struct probe_report *r)
+{
+	return r->route_mtu && r->route_mtu < r->mtu_lost + r->outer_overhead;
+}
+
+static void mtu_verdicts(struct probe_report *r)
+{
+	struct probe_verdict *v;
+	bool icmp = mtu_icmp(r);
+
+	if (!r->mtu_measured || !r->mtu_lost || !r->mtu_fits)
+		return;
+	r->rec_mtu = true;
+	r->rec_mtu_n = r->mtu_fits;
+	v = verdict(r, icmp ? PROBE_V_MTU_LOW : PROBE_V_MTU_HOLE);
+	if (!v)
+		return;
+	add(v->evidence, sizeof(v->evidence),
+	    "echoes of %u bytes (outer packets of %u) were lost twice while one of %u came",
+	    r->mtu_lost, r->mtu_lost + r->outer_overhead, r->mtu_fits);
+	if (icmp)
+		add(v->evidence, sizeof(v->evidence),
+		    "; an ICMP error lowered the route's MTU to %u",
+		    r->route_mtu);
+	else if (r->route_mtu)
+		add(v->evidence, sizeof(v->evidence),
+		    "; no ICMP error came: the route's MTU is still %u",
+		    r->route_mtu);
+	else
+		add(v->evidence, sizeof(v->evidence),
+		    "; no ICMP error came");
 }
 
 static const char *plural(uint64_t n)
@@ -311,6 +353,8 @@ void probe_judge(struct probe_report *r)
 	r->n_verdicts = 0;
 	r->rec_flows = r->rec_fec = r->rec_flows_at_peer = false;
 	r->rec_flows_n = 0;
+	r->rec_mtu = false;
+	r->rec_mtu_n = 0;
 	r->pad_loss_known = false;
 	r->pad_loss_ppm = 0;
 	r->policing = POLICING_NOT_MEASURED;
@@ -318,6 +362,7 @@ void probe_judge(struct probe_report *r)
 		return;
 	if (r->conns_measured)
 		silent_verdicts(r);
+	mtu_verdicts(r);
 	if (r->resets_measured && (r->rst || r->fin || r->has_there)) {
 		v = verdict(r, PROBE_V_RESETS);
 		if (v)
@@ -410,6 +455,31 @@ static void print_conns(const struct probe_report *r)
 	       silent == 1 ? "does" : "do");
 	print_answered(r);
 	printf(")\n");
+}
+
+static void print_mtu(const struct probe_report *r)
+{
+	const struct probe_verdict *v;
+
+	if (!r->mtu_measured) {
+		printf("path MTU: not measured (%s)\n",
+		       !r->conns_measured ? "--quick" :
+		       !r->mtu ? "the device's MTU is unknown" : "out of time");
+		return;
+	}
+	if (!r->mtu_lost) {
+		printf("path MTU: not seen (an echo of %u bytes, the device's MTU, came)\n",
+		       r->mtu_fits);
+		return;
+	}
+	if (!r->mtu_fits) {
+		printf("path MTU: not measured (echoes of %u bytes lost, and of %u too)\n",
+		       r->mtu_lost, PROBE_MTU_MIN);
+		return;
+	}
+	v = find_verdict(r, mtu_icmp(r) ? PROBE_V_MTU_LOW : PROBE_V_MTU_HOLE);
+	if (v)
+		printf("path MTU: %s (%s)\n", v->name, v->evidence);
 }
 
 static void print_resets(const struct probe_report *r)
@@ -506,11 +576,16 @@ static void print_end(const struct probe_report *r)
 		       r->rec_flows_n);
 	}
 	key_to_base64(key, r->key);
+	if (r->rec_mtu)
+		printf("recommended: ip link set dev %s mtu %u\n", r->ifname,
+		       r->rec_mtu_n);
 	if (probe_recommended(r, args, sizeof(args))) {
 		printf("recommended: ftvctl peer set %s %s %s\n", r->ifname, key,
 		       args);
 		return;
 	}
+	if (r->rec_mtu)
+		return;
 	fec_to_string(fec, r->fec);
 	rotate_to_string(rotate, r->rotate);
 	printf("%s; keep: flows %u, fec %s, rotate %s\n",
@@ -526,6 +601,9 @@ void probe_print_part(const struct probe_report *r, enum probe_part part)
 		break;
 	case PROBE_PART_CONNS:
 		print_conns(r);
+		break;
+	case PROBE_PART_MTU:
+		print_mtu(r);
 		break;
 	case PROBE_PART_RESETS:
 		print_resets(r);
@@ -548,6 +626,7 @@ void probe_print_text(const struct probe_report *r)
 	if (!r->answered)
 		return;
 	probe_print_part(r, PROBE_PART_CONNS);
+	probe_print_part(r, PROBE_PART_MTU);
 	probe_print_part(r, PROBE_PART_RESETS);
 	probe_print_part(r, PROBE_PART_POLICING);
 	probe_print_part(r, PROBE_PART_LOSS);
@@ -622,13 +701,35 @@ static void json_verdict_name(const struct probe_report *r, const char *name)
 		printf("null");
 }
 
+static void json_mtu(const struct probe_report *r)
+{
+	bool icmp = mtu_icmp(r);
+
+	if (!r->mtu_measured) {
+		printf("{\"verdict\": null, \"measured\": false, \"device\": ");
+		json_u64_or_null(r->mtu, r->mtu);
+		printf("}");
+		return;
+	}
+	printf("{\"verdict\": ");
+	json_verdict_name(r, icmp ? PROBE_V_MTU_LOW : PROBE_V_MTU_HOLE);
+	printf(", \"measured\": true, \"device\": %u, \"fits\": ", r->mtu);
+	json_u64_or_null(r->mtu_fits, r->mtu_fits);
+	printf(", \"lost\": ");
+	json_u64_or_null(r->mtu_lost, r->mtu_lost);
+	printf(", \"route_mtu\": ");
+	json_u64_or_null(r->route_mtu, r->route_mtu);
+	printf(", \"icmp\": %s, \"asks\": %u}", icmp ? "true" : "false",
+	       r->mtu_asks);
+}
+
 static void json_measurements(const struct probe_report *r)
 {
 	const char *why = NULL;
 	char buf[320];
 
 	if (!r->answered) {
-		printf("{\"resets\": null, \"policing\": null, \"loss\": null}");
+		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null}");
 		return;
 	}
 	printf("{\n    \"resets\": {\"verdict\": ");
@@ -672,7 +773,9 @@ static void json_measurements(const struct probe_report *r)
 	printf(", \"evidence\": ");
 	loss_evidence(r, buf, sizeof(buf));
 	json_string(buf);
-	printf("}\n  }");
+	printf("},\n    \"mtu\": ");
+	json_mtu(r);
+	printf("\n  }");
 }
 
 void probe_print_json(const struct probe_report *r)
@@ -707,6 +810,8 @@ void probe_print_json(const struct probe_report *r)
 		json_string(args);
 	else
 		printf("null");
+	printf(",\n  \"recommended_mtu\": ");
+	json_u64_or_null(r->rec_mtu, r->rec_mtu_n);
 	printf(",\n  \"seconds\": %.1f,\n  \"bytes\": %" PRIu64 "\n}\n",
 	       r->seconds, r->bytes);
 }

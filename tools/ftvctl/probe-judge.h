@@ -31,6 +31,11 @@
  * counter and its tag (protocol.md, section 2).
  */
 #define PROBE_MSG_OVERHEAD 24
+/* The path MTU search: from the device's MTU down to this, to within
+ * this step.
+ */
+#define PROBE_MTU_MIN 576
+#define PROBE_MTU_STEP 4
 
 /* A pad, and what came of it on each connection. */
 struct pad_result {
@@ -67,6 +72,8 @@ struct probe_verdict {
 #define PROBE_V_PER_CONN "per-connection policer"
 #define PROBE_V_SHARED "shared bottleneck"
 #define PROBE_V_LOSS "loss"
+#define PROBE_V_MTU_HOLE "path MTU black hole"
+#define PROBE_V_MTU_LOW "path MTU below the device's"
 
 #define PROBE_VERDICTS_MAX (PROBE_CONNS_MAX + 4)
 
@@ -97,20 +104,29 @@ struct probe_report {
 	unsigned int n_conns;
 	struct probe_conn_result conns[PROBE_CONNS_MAX];
 
-	/* 3. Resets: this end's counts and evidence, and the peer's. */
+	/* 3. Path MTU, in plaintext bytes of an echo (a packet of the
+	 * tunnel as long): the longest that came and the shortest lost
+	 * twice (0: none), and the outer routes' MTU after (0: unknown).
+	 */
+	bool mtu_measured;
+	unsigned int mtu_fits, mtu_lost, route_mtu;
+	unsigned int outer_overhead;	/* an echo's outer packet beyond it */
+	unsigned int mtu_asks;
+
+	/* 4. Resets: this end's counts and evidence, and the peer's. */
 	bool resets_measured;
 	uint64_t rst, fin;
 	bool has_here, has_there;
 	struct resets here;	/* peer_*: the peer's segments, here */
 	struct resets there;	/* peer_*: this end's segments, at the peer */
 
-	/* 4. Policing. */
+	/* 5. Policing. */
 	enum policing policing;
 	const char *not_measured;	/* why, with POLICING_NOT_MEASURED */
 	struct pad_result one;		/* one.granted 0: not run */
 	struct pad_result all;		/* all.n 0: not run */
 
-	/* 5. Loss. */
+	/* 6. Loss. */
 	unsigned int mtu;		/* this device's; 0 unknown */
 	bool loss_measured;
 	bool peer_loss_known;		/* FEC was active: the peer reports */
@@ -130,6 +146,8 @@ struct probe_report {
 	bool rec_flows, rec_fec;
 	uint8_t rec_flows_n;
 	bool rec_flows_at_peer;	/* the peer dials: flows goes there */
+	bool rec_mtu;		/* the device's MTU, rec_mtu_n */
+	unsigned int rec_mtu_n;
 };
 
 uint64_t pad_total(const struct pad_result *pad);
@@ -163,6 +181,7 @@ size_t probe_recommended(const struct probe_report *r, char *buf, size_t len);
 enum probe_part {
 	PROBE_PART_ANSWER,
 	PROBE_PART_CONNS,
+	PROBE_PART_MTU,
 	PROBE_PART_RESETS,
 	PROBE_PART_POLICING,
 	PROBE_PART_LOSS,

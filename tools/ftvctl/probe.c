@@ -7,11 +7,14 @@
  *
  *  1. answer: an echo on the session's first connection, twice at most;
  *  2. connections: an echo on each other one (not with --quick);
- *  3. resets: this end's rst and fin counts and evidence, and the peer's
+ *  3. path MTU: an echo as long as the device's MTU and, when it is lost
+ *     twice, a binary search for the longest that comes, then the outer
+ *     route's MTU, which only an ICMP error lowers (not with --quick);
+ *  4. resets: this end's rst and fin counts and evidence, and the peer's
  *     evidence from its answers;
- *  4. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
+ *  5. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
  *     it came short, as long a pad at half that rate on each of them;
- *  5. loss: what the pad lacked, and what FEC's counters say.
+ *  6. loss: what the pad lacked, and what FEC's counters say.
  *
  * The peer serves one peer 200 answers and 5 MiB of padding a minute, so
  * a run asks for what it needs and no more: one pad on a clean path.
@@ -20,10 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "encoding.h"
 #include "ipc.h"
@@ -218,6 +219,11 @@ static void take_settings(struct run *run, const struct device *dev,
 	 * is taken to dial.
 	 */
 	r->dials = !(peer->flags & PEER_HAS_ENDPOINTS) || peer->endpoints;
+	/* An echo's outer packet: its counter and tag, the TCP header with
+	 * timestamps, the IP header.
+	 */
+	r->outer_overhead = PROBE_MSG_OVERHEAD + 32 +
+			    (peer->endpoint.addr.sa_family == AF_INET6 ? 40 : 20);
 	r->has_own_key = dev->flags & DEVICE_HAS_PUBLIC_KEY;
 	memcpy(r->own_key, dev->public_key, FTV_KEY_LEN);
 }
@@ -283,7 +289,100 @@ static void step_conns(struct run *run)
 	}
 }
 
-/* 3: the counts and evidence at this end, and the peer's last answer's. */
+/* An echo padded to @len on the first connection, asked twice at most.
+ * Returns 1 when one came whole, 0 when both were lost, -1 when the run
+ * could not tell (out of time, or the connection went).
+ */
+static int echo_fits(struct run *run, unsigned int len, double wait)
+{
+	const struct probe_step step = {
+		.step = FTV_PROBE_ECHO,
+		.index = run->base,
+		.length = len,
+	};
+	struct probe_reply rep;
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		if (now() + wait > run->deadline)
+			return -1;
+		run->r.mtu_asks++;
+		ret = ask(run, &step, wait, &rep);
+		if (ret < 0)
+			return -1;
+		if (ret && rep.tell.length >= len)
+			return 1;
+	}
+	return 0;
+}
+
+/* The lowest MTU of the outer routes of the session's connections now. */
+static unsigned int route_mtu(struct run *run)
+{
+	struct probe_reply rep;
+	unsigned int i, mtu = 0;
+
+	if (probe_read(run, &rep))
+		return 0;
+	for (i = 0; i < rep.n_conns; i++)
+		if (rep.conns[i].path_mtu &&
+		    (!mtu || rep.conns[i].path_mtu < mtu))
+			mtu = rep.conns[i].path_mtu;
+	return mtu;
+}
+
+/*
+ * 3: the longest echo that comes, from the device's MTU down to
+ * PROBE_MTU_MIN in steps of PROBE_MTU_STEP; a length counts as lost only
+ * when two echoes of it were, so that a random loss is not taken for
+ * the path's limit. An answer is awaited four round trips, at least a
+ * quarter of a second.
+ */
+static void step_mtu(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	unsigned int lo, hi, mid;
+	double wait;
+	int fits;
+
+	if (run->quick || !r->mtu)
+		return;
+	wait = clamp(4 * r->answer_ms / 1000.0, 0.25, ECHO_WAIT);
+	fits = echo_fits(run, r->mtu, wait);
+	if (fits < 0)
+		return;
+	r->mtu_measured = true;
+	if (fits) {
+		r->mtu_fits = r->mtu;
+		goto route;
+	}
+	hi = r->mtu;
+	r->mtu_lost = hi;
+	lo = PROBE_MTU_MIN < hi ? PROBE_MTU_MIN : hi / 2;
+	fits = echo_fits(run, lo, wait);
+	if (fits <= 0)
+		goto route;
+	/* lo came, hi did not. */
+	while (hi - lo > PROBE_MTU_STEP) {
+		/* Lengths in fours, as MTUs are set. */
+		mid = (lo + hi) / 2 & ~3u;
+		if (mid <= lo)
+			break;
+		fits = echo_fits(run, mid, wait);
+		if (fits < 0)
+			break;
+		if (fits)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r->mtu_fits = lo;
+	r->mtu_lost = hi;
+route:
+	r->route_mtu = route_mtu(run);
+}
+
+/* 4: the counts and evidence at this end, and the peer's last answer's. */
 static int step_resets(struct run *run)
 {
 	struct probe_report *r = &run->r;
@@ -386,7 +485,7 @@ static const char *run_pad(struct run *run, uint32_t index, uint32_t bytes,
 	return NULL;
 }
 
-/* 4: one pad on the first connection and, if it came short, one on all. */
+/* 5: one pad on the first connection and, if it came short, one on all. */
 static void step_policing(struct run *run)
 {
 	static char one_conn[64];
@@ -402,6 +501,11 @@ static void step_policing(struct run *run)
 		snprintf(one_conn, sizeof(one_conn),
 			 "the session has one connection (flows %u)", r->flows);
 		r->not_measured = one_conn;
+		return;
+	}
+	/* The peer pads in messages as long as the device's MTU. */
+	if (r->mtu_lost) {
+		r->not_measured = "the padding is as long as this device's MTU, which the path does not carry";
 		return;
 	}
 	r->not_measured = run_pad(run, run->base, PROBE_PAD_BYTES,
@@ -425,26 +529,7 @@ static void step_policing(struct run *run)
 		memset(&r->all, 0, sizeof(r->all));
 }
 
-/* This device's MTU: the length of the peer's padding messages, if the
- * two are alike. 0 if unknown.
- */
-static unsigned int device_mtu(const char *ifname)
-{
-	struct ifreq ifr;
-	unsigned int mtu = 0;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
-		mtu = ifr.ifr_mtu;
-	close(fd);
-	return mtu;
-}
-
-/* 5: the pad's shortfall is probe-judge.c's; FEC's counters are here. */
+/* 6: the pad's shortfall is probe-judge.c's; FEC's counters are here. */
 static int step_loss(struct run *run)
 {
 	struct probe_report *r = &run->r;
@@ -475,6 +560,20 @@ static void count_bytes(struct run *run)
 	run->r.seconds = now() - run->start;
 }
 
+/* The device's MTU, when the path MTU step recommends one. */
+static int apply_mtu(struct run *run, FILE *out)
+{
+	const struct probe_report *r = &run->r;
+
+	if (!r->rec_mtu)
+		return 0;
+	if (ipc_set_mtu(run->ifname, r->rec_mtu_n))
+		return 1;
+	fprintf(out, "%sapplied: ip link set dev %s mtu %u\n",
+		run->json ? "ftvctl: " : "", run->ifname, r->rec_mtu_n);
+	return 0;
+}
+
 static int apply(struct run *run)
 {
 	struct probe_report *r = &run->r;
@@ -483,8 +582,10 @@ static int apply(struct run *run)
 	FILE *out = run->json ? stderr : stdout;
 
 	if (!probe_recommended(r, args, sizeof(args))) {
-		fprintf(out, "%snothing to apply\n", run->json ? "ftvctl: " : "");
-		return 0;
+		if (!r->rec_mtu)
+			fprintf(out, "%snothing to apply\n",
+				run->json ? "ftvctl: " : "");
+		return apply_mtu(run, out);
 	}
 	memcpy(peer.public_key, run->key, FTV_KEY_LEN);
 	if (r->rec_flows) {
@@ -500,7 +601,7 @@ static int apply(struct run *run)
 	key_to_base64(key, run->key);
 	fprintf(out, "%sapplied: ftvctl peer set %s %s %s\n",
 		run->json ? "ftvctl: " : "", run->ifname, key, args);
-	return 0;
+	return apply_mtu(run, out);
 }
 
 /* ---- the subcommand ----------------------------------------------------- */
@@ -529,7 +630,7 @@ static int probe_run(struct run *run)
 		return 1;
 	take_settings(run, devs, peer);
 	devices_free(devs);
-	r->mtu = device_mtu(run->ifname);
+	r->mtu = ipc_get_mtu(run->ifname);
 	if (probe_read(run, &run->first))
 		return 1;
 	if (!run->first.n_conns) {
@@ -555,6 +656,8 @@ static int probe_run(struct run *run)
 	progress(run, PROBE_PART_ANSWER);
 	step_conns(run);
 	progress(run, PROBE_PART_CONNS);
+	step_mtu(run);
+	progress(run, PROBE_PART_MTU);
 	if (step_resets(run))
 		return 1;
 	progress(run, PROBE_PART_RESETS);

@@ -269,6 +269,7 @@ enum ftv_probe_conn_attr {
 					 * it came up
 					 */
 	FTV_PROBE_CONN_A_PAD,
+	FTV_PROBE_CONN_A_PATH_MTU,	/* u32, the MTU of its outer route */
 
 	__FTV_PROBE_CONN_A_LAST,
 	FTV_PROBE_CONN_A_MAX = (__FTV_PROBE_CONN_A_LAST - 1)

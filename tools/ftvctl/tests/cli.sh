@@ -301,7 +301,8 @@ assert ev[8]["endpoint"] == "10.0.0.1:51820"
 fi
 
 if [ -x "$HERE/probe-test" ]; then
-	for path in clean policed shared loss hostile single spent policed-answering; do
+	for path in clean policed shared loss hostile single spent policed-answering \
+		mtu-hole mtu-icmp; do
 		"$HERE/probe-test" --json "$path"
 	done | python3 -c '
 import json, sys
@@ -312,13 +313,16 @@ while i < len(text):
     objs.append(o)
     while i < len(text) and text[i].isspace():
         i += 1
-assert len(objs) == 8, len(objs)
-clean, policed, shared, loss, hostile, single, spent, answering = objs
+assert len(objs) == 10, len(objs)
+clean, policed, shared, loss, hostile, single, spent, answering, hole, icmp = objs
 for o in objs:
     assert list(o) == ["interface", "peer", "answered", "connections",
-        "measurements", "verdicts", "recommended", "seconds", "bytes"], list(o)
-    assert list(o["measurements"]) == ["resets", "policing", "loss"]
+        "measurements", "verdicts", "recommended", "recommended_mtu",
+        "seconds", "bytes"], list(o)
+    assert list(o["measurements"]) == ["resets", "policing", "loss", "mtu"]
     m = o["measurements"]
+    assert list(m["mtu"]) == ["verdict", "measured", "device", "fits", "lost",
+        "route_mtu", "icmp", "asks"], list(m["mtu"])
     assert list(m["resets"]) == ["verdict", "rst", "fin", "here", "at_peer"]
     assert list(m["policing"]) == ["verdict", "measured", "why", "one", "all"]
     assert list(m["loss"]) == ["verdict", "pad_ppm", "peer_ppm", "rebuilt", "evidence"]
@@ -351,6 +355,12 @@ assert single["measurements"]["policing"] == {"verdict": None, "measured": False
     "why": "the session has one connection (flows 1)", "one": None, "all": None}
 assert spent["measurements"]["policing"]["why"].startswith("the peer\x27s probe budget is spent")
 assert answering["recommended"] is None
+assert clean["recommended_mtu"] is None and clean["measurements"]["mtu"]["lost"] is None
+assert [v["name"] for v in hole["verdicts"]] == ["path MTU black hole"]
+assert hole["recommended_mtu"] == 1200 and hole["recommended"] is None
+assert hole["measurements"]["mtu"]["icmp"] is False
+assert [v["name"] for v in icmp["verdicts"]] == ["path MTU below the device\x27s"]
+assert icmp["measurements"]["mtu"]["route_mtu"] == 1280
 '
 	ktap_rc $? "probe --json: valid, keys in the documented order"
 
@@ -362,19 +372,23 @@ assert answering["recommended"] is None
 	tail -n 1 "$TMP/probe" | grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" &&
 	"$HERE/probe-test" --text single >"$TMP/probe" &&
 	grep -q "^policing: not measured, the session has one connection (flows 1)$" "$TMP/probe" &&
-	[ "$(wc -l <"$TMP/probe")" = 7 ]
+	[ "$(wc -l <"$TMP/probe")" = 8 ] &&
+	"$HERE/probe-test" --text mtu-hole >"$TMP/probe" &&
+	grep -q "^path MTU: path MTU black hole (echoes of 1208 bytes (outer packets of 1284) were lost twice while one of 1200 came; no ICMP error came: the route's MTU is still 1500)$" "$TMP/probe" &&
+	tail -n 1 "$TMP/probe" | grep -q "^recommended: ip link set dev ftv0 mtu 1200$"
 	ktap_rc $? "probe: text, one line per measurement, the recommendation last"
 
 	# The steps against a simulated peer (probe.c with a make-believe
 	# netlink layer), in real time: a few seconds each.
 	"$HERE/probe-test" --run clean >"$TMP/probe" 2>"$TMP/err" &&
-	[ "$(wc -l <"$TMP/probe")" = 7 ] &&
+	[ "$(wc -l <"$TMP/probe")" = 8 ] &&
+	grep -q "^path MTU: not seen (an echo of 1420 bytes, the device's MTU, came)$" "$TMP/probe" &&
 	grep -q "^answer: the peer answered in [0-9]* ms (connection 0)$" "$TMP/probe" &&
 	grep -q "^connections: not seen (each of the 4 up answered: 0 in" "$TMP/probe" &&
 	grep -q "^policing: not seen (no rate limit up to 8 Mbit/s: one connection brought all the pad" "$TMP/probe" &&
 	grep -q "^took [0-9.]* s and about 1.0 MB$" "$TMP/probe" &&
 	grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" "$TMP/probe" &&
-	grep -q "^# 10 asks, 4242880 bytes of budget left, exit 0$" "$TMP/err"
+	grep -q "^# 11 asks, 4242880 bytes of budget left, exit 0$" "$TMP/err"
 	ktap_rc $? "probe run, clean path: one pad, nothing found"
 
 	"$HERE/probe-test" --run policed --json --apply >"$TMP/probe" 2>"$TMP/err" &&
@@ -401,6 +415,25 @@ assert all(c["answered"] for c in o["connections"])
 	grep -q "^connections: connection 2 does not answer (no answer within 1 s; 0 in [0-9]* ms, 1 in [0-9]* ms)$" "$TMP/probe" &&
 	grep -q "^resets: injected resets (this end counted 2 RSTs, the last with TTL 40 where the peer's segments come with 63: something on the path sent it; none at the peer)$" "$TMP/probe"
 	ktap_rc $? "probe run, hostile path: a silent connection, injected resets"
+
+	"$HERE/probe-test" --run mtu-hole --apply >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^path MTU: path MTU black hole (echoes of 1208 bytes (outer packets of 1284) were lost twice while one of 1204 came; no ICMP error came: the route's MTU is still 1500)$" "$TMP/probe" &&
+	grep -q "^policing: not measured, the padding is as long as this device's MTU, which the path does not carry$" "$TMP/probe" &&
+	grep -q "^recommended: ip link set dev ftv0 mtu 1204$" "$TMP/probe" &&
+	grep -q "^applied: ip link set dev ftv0 mtu 1204$" "$TMP/probe" &&
+	grep -q "^# applied: mtu 1204$" "$TMP/err"
+	ktap_rc $? "probe run, a 1280-byte path dropping ICMP: black hole, mtu 1204 applied"
+
+	"$HERE/probe-test" --run mtu-icmp --json >"$TMP/probe" 2>"$TMP/err" &&
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert [v["name"] for v in o["verdicts"]] == ["path MTU below the device\x27s"], o["verdicts"]
+m = o["measurements"]["mtu"]
+assert (m["fits"], m["lost"], m["route_mtu"], m["icmp"]) == (1204, 1208, 1280, True), m
+assert o["recommended_mtu"] == 1204
+' "$TMP/probe"
+	ktap_rc $? "probe run, a 1280-byte path with ICMP: below the device's, mtu 1204"
 
 	"$HERE/probe-test" --run spent >"$TMP/probe" 2>"$TMP/err" &&
 	grep -q "^policing: not measured, the peer's probe budget is spent (try again in a minute)$" "$TMP/probe"

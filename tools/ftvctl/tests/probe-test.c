@@ -55,6 +55,11 @@ static void report_init(struct probe_report *r, unsigned int n, uint8_t flows)
 		r->conns[i].measured = r->conns[i].answered = true;
 		r->conns[i].ms = 23 + i;
 	}
+	r->mtu_measured = true;
+	r->mtu_fits = 1420;
+	r->route_mtu = 1500;
+	r->outer_overhead = 76;
+	r->mtu_asks = 1;
 	r->resets_measured = true;
 	r->mtu = 1420;
 	r->loss_measured = true;
@@ -187,6 +192,25 @@ static void path_policed_answering(struct probe_report *r)
 	r->dials = false;
 }
 
+/*
+ * A 1280-byte link on the path (test_pathprobe_mtu.sh): echoes over
+ * 1204 bytes lost, and no ICMP error lowered the route.
+ */
+static void path_mtu_hole(struct probe_report *r)
+{
+	path_clean(r);
+	r->mtu_fits = 1200;
+	r->mtu_lost = 1208;
+	r->mtu_asks = 17;
+}
+
+/* The same with the ICMP errors let through. */
+static void path_mtu_icmp(struct probe_report *r)
+{
+	path_mtu_hole(r);
+	r->route_mtu = 1280;
+}
+
 static const struct {
 	const char *name;
 	void (*fill)(struct probe_report *r);
@@ -200,6 +224,8 @@ static const struct {
 	{ "single", path_single },
 	{ "spent", path_spent },
 	{ "policed-answering", path_policed_answering },
+	{ "mtu-hole", path_mtu_hole },
+	{ "mtu-icmp", path_mtu_icmp },
 };
 
 #define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
@@ -356,6 +382,30 @@ static void test_paths(void)
 	check(r.policing == POLICING_NOT_MEASURED && !r.n_verdicts &&
 	      recommends(&r, ""), "budget spent: nothing measured, nothing found");
 
+	path_mtu_hole(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_MTU_HOLE) && r.n_verdicts == 1 && r.rec_mtu &&
+	      r.rec_mtu_n == 1200 && recommends(&r, ""),
+	      "path MTU black hole: the verdict, mtu 1200, no peer setting");
+	check(strstr(r.verdicts[0].evidence, "(outer packets of 1284) were lost twice") &&
+	      strstr(r.verdicts[0].evidence, "still 1500"),
+	      "path MTU black hole: the lost length and the route's MTU");
+	path_mtu_icmp(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_MTU_LOW) && r.n_verdicts == 1 && r.rec_mtu &&
+	      r.rec_mtu_n == 1200,
+	      "path MTU below the device's, ICMP lowered the route: the verdict, mtu 1200");
+	r.route_mtu = 1284;
+	probe_judge(&r);
+	check(has(&r, PROBE_V_MTU_HOLE),
+	      "a route MTU that fits the lost echo is no ICMP error");
+	path_clean(&r);
+	r.mtu_lost = 1420;
+	r.mtu_fits = 0;
+	probe_judge(&r);
+	check(!r.n_verdicts && !r.rec_mtu,
+	      "path MTU: nothing came, not even 576 bytes: no verdict");
+
 	path_clean(&r);
 	r.answered = false;
 	probe_judge(&r);
@@ -378,6 +428,9 @@ static struct sim {
 	unsigned int shared_kbit;	/* a bottleneck for all */
 	double loss;			/* lost at random */
 	bool drop_answers;		/* every other answer while padding */
+	unsigned int max_len;		/* longer echoes are lost; 0: none */
+	unsigned int route_mtu;		/* the kernel's route MTU; 0: 1500 */
+	unsigned int mtu_set;		/* what --apply set */
 	uint32_t budget;		/* padding the peer has left to give */
 	uint8_t flows;
 	struct fec fec;
@@ -482,7 +535,6 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		sim.next.nonce = reply->nonce;
 		sim.next.step = step->step;
 		sim.next.index = index;
-		sim.next.length = 20;
 		if (step->step == FTV_PROBE_PAD) {
 			if (sim.budget >= step->bytes) {
 				sim.budget -= step->bytes;
@@ -499,7 +551,9 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		}
 		if (sim.padding)
 			sim.next.left = sim.granted - sim_sent(now() - sim.pad_t0);
+		sim.next.length = step->length > 20 ? step->length : 20;
 		sim.pending = !sim.mute && (int)index != sim.silent &&
+			      !(sim.max_len && step->length > sim.max_len) &&
 			      !(sim.drop_answers && sim.padding &&
 				sim.next.left && sim.asks % 2);
 		sim.next_at = now() + 0.01;
@@ -510,7 +564,21 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	for (i = 0; i < sim.n; i++) {
 		reply->conns[i].index = i;
 		reply->conns[i].rx_bytes = sim.rx[i];
+		reply->conns[i].path_mtu = sim.route_mtu ? sim.route_mtu : 1500;
 	}
+	return 0;
+}
+
+unsigned int ipc_get_mtu(const char *ifname)
+{
+	(void)ifname;
+	return 1420;
+}
+
+int ipc_set_mtu(const char *ifname, unsigned int mtu)
+{
+	(void)ifname;
+	sim.mtu_set = mtu;
 	return 0;
 }
 
@@ -579,6 +647,10 @@ static const struct {
 	{ "policed-drops", { .n = 4, .flows = 4, .silent = -1,
 			     .per_conn_kbit = 2000, .drop_answers = true,
 			     .fec = FEC_DEFAULT } },
+	{ "mtu-hole", { .n = 2, .flows = 2, .silent = -1, .max_len = 1204,
+			.fec = FEC_DEFAULT } },
+	{ "mtu-icmp", { .n = 2, .flows = 2, .silent = -1, .max_len = 1204,
+			.route_mtu = 1280, .fec = FEC_DEFAULT } },
 	{ "mute", { .n = 4, .flows = 4, .silent = -1, .mute = true } },
 	{ "down", { .n = 0, .flows = 4, .silent = -1 } },
 };
@@ -618,6 +690,8 @@ static int run_sim(int argc, char **argv)
 			sim.set.flows, sim.set.flags & PEER_HAS_FEC ? "" : "(not) ",
 			fec);
 	}
+	if (sim.mtu_set)
+		fprintf(stderr, "# applied: mtu %u\n", sim.mtu_set);
 	fprintf(stderr, "# %u asks, %u bytes of budget left, exit %d\n",
 		sim.asks, sim.budget, ret);
 	return ret;
