@@ -68,6 +68,19 @@ static u32 flow_received(const struct ftv_conn *c)
 }
 
 /**
+ * ftv_flow_received - what the peer sent on @c and arrived in order
+ * @c: an established connection
+ *
+ * Return: the bytes of its stream, since @c was established (a gap
+ * given up counts as arrived): what a censor that counts bytes towards
+ * us has seen on it, less the headers.
+ */
+u32 ftv_flow_received(const struct ftv_conn *c)
+{
+	return flow_received(c);
+}
+
+/**
  * ftv_flow_may_send - whether @c may carry @len more bytes now
  * @c: an established connection
  * @len: a message's sealed length

@@ -54,6 +54,7 @@ void ftv_flow_data_sent(struct ftv_conn *conn);
 void ftv_flow_acked(struct ftv_conn *conn);
 void ftv_flow_established(struct ftv_conn *conn);
 unsigned int ftv_flow_unusable(struct ftv_session *s);
+u32 ftv_flow_received(const struct ftv_conn *c);
 void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget);
 void ftv_flow_check(struct timer_list *timer);
 bool ftv_flow_selftest(void);

@@ -1436,7 +1436,9 @@ static int put_probe_conns(struct sk_buff *skb, struct ftv_peer *peer)
 				      conns[i].rx_bytes, FTV_PROBE_CONN_A_PAD) ||
 		    (conns[i].path_mtu &&
 		     nla_put_u32(skb, FTV_PROBE_CONN_A_PATH_MTU,
-				 conns[i].path_mtu)))
+				 conns[i].path_mtu)) ||
+		    nla_put_u64_64bit(skb, FTV_PROBE_CONN_A_RX_STREAM,
+				      conns[i].rx_stream, FTV_PROBE_CONN_A_PAD))
 			return -EMSGSIZE;
 		nla_nest_end(skb, entry);
 	}

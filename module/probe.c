@@ -36,6 +36,7 @@
 #include "probe.h"
 #include "conn.h"
 #include "device.h"
+#include "flow.h"
 #include "peer.h"
 #include "send.h"
 #include "session.h"
@@ -146,6 +147,7 @@ unsigned int ftv_probe_conns(struct ftv_peer *peer,
 		conns[i].index = up[i]->join_index;
 		conns[i].rx_bytes = READ_ONCE(up[i]->rx_sealed);
 		conns[i].path_mtu = probe_path_mtu(up[i]);
+		conns[i].rx_stream = ftv_flow_received(up[i]);
 	}
 	rcu_read_unlock_bh();
 	return n;

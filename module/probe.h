@@ -82,11 +82,14 @@ struct ftv_probe_request {
  * @rx_bytes: the payload of the messages without a packet that came on it
  * @path_mtu: the MTU of the outer route its segments take now (0 if it
  *	has none): below the link's once an ICMP error told a smaller one
+ * @rx_stream: the bytes of the peer's stream that arrived on it in order
+ *	since it came up, whatever they carried
  */
 struct ftv_probe_conn {
 	u32 index;
 	u64 rx_bytes;
 	u32 path_mtu;
+	u32 rx_stream;
 };
 
 void ftv_probe_init(struct ftv_probe *probe);

@@ -192,6 +192,30 @@ paths_censor()
 	done
 }
 
+# paths_freeze BYTES : R freezes every connection to S's listen port once
+# it carried BYTES towards C: what S sends on it is dropped from then on
+# (conntrack's reply byte count), as Russia's censor does; table ip freeze
+paths_freeze()
+{
+	nsx "$R" nft -f - <<NFT
+table ip freeze {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ip saddr $S_PUB4 tcp sport $FTV_PORT ct reply bytes > $1 counter drop
+	}
+}
+NFT
+}
+
+# paths_crossed BYTES : connections in R's conntrack that carried more
+# than BYTES towards C (the second bytes= of a line is the reply
+# direction's)
+paths_crossed()
+{
+	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
+		awk -v f="$1" '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) { n++; if (n == 2) { split($i, a, "="); if (a[2] > f) c++ } } } END { print c + 0 }'
+}
+
 # paths_ftv [4|6] : ftv0 on C (10.9.0.1, fd09::1) and S (10.9.0.2,
 # fd09::2), keys c and s. S listens on $FTV_PORT and has no endpoint for
 # C; C has no listen port and dials S over the underlay family given.

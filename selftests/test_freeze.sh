@@ -43,24 +43,13 @@ done
 
 kmark=$(kmsg_mark)
 paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
-nsx "$R" nft -f - <<NFT || ktap_bail "cannot set up R's freeze"
-table ip freeze {
-	chain forward {
-		type filter hook forward priority filter - 10; policy accept;
-		ip saddr $S_PUB4 tcp sport $FTV_PORT ct reply bytes > $FREEZE counter drop
-	}
-}
-NFT
+paths_freeze "$FREEZE" || ktap_bail "cannot set up R's freeze"
 
 # frozen : segments R dropped for the freeze so far
 frozen() { nft_packets "$R" "ip freeze"; }
 # crossed : connections in R's conntrack that carried more than the freeze
-# towards C (the second bytes= of a line is the reply direction's)
-crossed()
-{
-	nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null |
-		awk -v f="$FREEZE" '{ n = 0; for (i = 1; i <= NF; i++) if ($i ~ /^bytes=/) { n++; if (n == 2) { split($i, a, "="); if (a[2] > f) c++ } } } END { print c + 0 }'
-}
+# towards C
+crossed() { paths_crossed "$FREEZE"; }
 rotations() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'; }
 flows_up_is() { [ "$(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["flows_up"]')" = "$1" ]; }
 # auth_drops : messages C and S dropped as forged or replayed

@@ -205,6 +205,7 @@ static const struct nla_policy probe_conn_policy[FTV_PROBE_CONN_A_MAX + 1] = {
 	[FTV_PROBE_CONN_A_INDEX] = { .type = NLA_U32 },
 	[FTV_PROBE_CONN_A_RX_BYTES] = { .type = NLA_U64 },
 	[FTV_PROBE_CONN_A_PATH_MTU] = { .type = NLA_U32 },
+	[FTV_PROBE_CONN_A_RX_STREAM] = { .type = NLA_U64 },
 };
 
 static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
@@ -673,6 +674,9 @@ static int read_probe_conns(struct probe_reply *probe, struct nlattr *list)
 		conn->rx_bytes = attr_u64(tb[FTV_PROBE_CONN_A_RX_BYTES]);
 		conn->path_mtu = tb[FTV_PROBE_CONN_A_PATH_MTU] ?
 				 attr_u32(tb[FTV_PROBE_CONN_A_PATH_MTU]) : 0;
+		conn->has_rx_stream = tb[FTV_PROBE_CONN_A_RX_STREAM];
+		if (conn->has_rx_stream)
+			conn->rx_stream = attr_u64(tb[FTV_PROBE_CONN_A_RX_STREAM]);
 	}
 	return 0;
 }

@@ -69,6 +69,8 @@ struct probe_conn {
 	uint32_t index;		/* its number in the session, 0: the opener */
 	uint64_t rx_bytes;	/* authenticated payload that came on it */
 	uint32_t path_mtu;	/* its outer route's MTU; 0: not told */
+	bool has_rx_stream;
+	uint64_t rx_stream;	/* the peer's stream that came on it in order */
 };
 
 /* Room for the connections of a session: the opener and a responder's

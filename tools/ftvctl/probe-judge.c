@@ -12,6 +12,13 @@
  *    black hole" when it did not (the errors are dropped on the way, and
  *    the inner packets of that length vanish); either recommends the
  *    longest echo that came as the device's MTU;
+ *  - pads on up to three connections other than the first, in turn while
+ *    the last froze: one froze when less than 90 % of its pad came and
+ *    nothing of it for the last quarter second the peer sent it; two or
+ *    more that froze after about as many bytes towards this end (within
+ *    a factor of two) and under 1 MB: "byte-budget freeze", which
+ *    recommends rotate at three quarters of the least (in KiB, 4k at
+ *    least);
  *  - any RST or FIN this end counted on the peer's connections, or one the
  *    peer reports on this end's: "injected resets" (ftv sends neither);
  *  - a pad on one connection against the same pad spread over all: one
@@ -190,6 +197,65 @@ static void mtu_verdicts(struct probe_report *r)
 		    "; no ICMP error came");
 }
 
+/* The connections that froze: how many, and the least they carried. */
+static unsigned int frozen(const struct probe_report *r, uint64_t *least,
+			   uint64_t *most)
+{
+	unsigned int i, n = 0;
+
+	*least = UINT64_MAX;
+	*most = 0;
+	for (i = 0; i < r->n_freeze; i++) {
+		if (!r->freeze[i].froze)
+			continue;
+		n++;
+		if (r->freeze[i].carried < *least)
+			*least = r->freeze[i].carried;
+		if (r->freeze[i].carried > *most)
+			*most = r->freeze[i].carried;
+	}
+	return n;
+}
+
+/* "1 after 15400 bytes, 2 after 15512" */
+static void freeze_evidence(const struct probe_report *r, char *buf,
+			    size_t len)
+{
+	const struct freeze_result *f;
+	const char *sep = "";
+	unsigned int i;
+
+	for (i = 0; i < r->n_freeze; i++) {
+		f = &r->freeze[i];
+		if (f->froze)
+			add(buf, len, "%sconnection %u froze after %" PRIu64 " bytes towards this end (%" PRIu64 " of a pad of %u came)",
+			    sep, f->index, f->carried, f->came, f->granted);
+		else
+			add(buf, len, "%sconnection %u brought %" PRIu64 " of a pad of %u%s",
+			    sep, f->index, f->came, f->granted,
+			    f->came * 10 >= (uint64_t)f->granted * 9 ? "" :
+			    ", still coming at its end");
+		sep = "; ";
+	}
+}
+
+static void freeze_verdicts(struct probe_report *r)
+{
+	struct probe_verdict *v;
+	uint64_t least, most;
+	uint32_t budget;
+
+	if (frozen(r, &least, &most) < 2 || most > 2 * least ||
+	    most >= PROBE_FREEZE_MAX)
+		return;
+	budget = (uint32_t)(least / 4 * 3) & ~1023u;
+	r->rec_rotate = true;
+	r->rec_rotate_n = budget < PROBE_ROTATE_MIN ? PROBE_ROTATE_MIN : budget;
+	v = verdict(r, PROBE_V_FREEZE);
+	if (v)
+		freeze_evidence(r, v->evidence, sizeof(v->evidence));
+}
+
 static const char *plural(uint64_t n)
 {
 	return n == 1 ? "" : "s";
@@ -355,6 +421,8 @@ void probe_judge(struct probe_report *r)
 	r->rec_flows_n = 0;
 	r->rec_mtu = false;
 	r->rec_mtu_n = 0;
+	r->rec_rotate = false;
+	r->rec_rotate_n = 0;
 	r->pad_loss_known = false;
 	r->pad_loss_ppm = 0;
 	r->policing = POLICING_NOT_MEASURED;
@@ -363,6 +431,7 @@ void probe_judge(struct probe_report *r)
 	if (r->conns_measured)
 		silent_verdicts(r);
 	mtu_verdicts(r);
+	freeze_verdicts(r);
 	if (r->resets_measured && (r->rst || r->fin || r->has_there)) {
 		v = verdict(r, PROBE_V_RESETS);
 		if (v)
@@ -381,6 +450,11 @@ size_t probe_recommended(const struct probe_report *r, char *buf, size_t len)
 		add(buf, len, "flows %u", r->rec_flows_n);
 	if (r->rec_fec)
 		add(buf, len, "%sfec auto", buf[0] ? " " : "");
+	if (r->rec_rotate && r->rec_rotate_n % 1024 == 0)
+		add(buf, len, "%srotate %uk", buf[0] ? " " : "",
+		    r->rec_rotate_n / 1024);
+	else if (r->rec_rotate)
+		add(buf, len, "%srotate %u", buf[0] ? " " : "", r->rec_rotate_n);
 	return strlen(buf);
 }
 
@@ -480,6 +554,25 @@ static void print_mtu(const struct probe_report *r)
 	v = find_verdict(r, mtu_icmp(r) ? PROBE_V_MTU_LOW : PROBE_V_MTU_HOLE);
 	if (v)
 		printf("path MTU: %s (%s)\n", v->name, v->evidence);
+}
+
+static void print_freeze(const struct probe_report *r)
+{
+	const struct probe_verdict *v = find_verdict(r, PROBE_V_FREEZE);
+	char buf[320] = "";
+
+	if (v) {
+		printf("freeze: %s (%s)\n", v->name, v->evidence);
+		return;
+	}
+	if (!r->n_freeze) {
+		printf("freeze: not measured, %s\n",
+		       !r->conns_measured ? "--quick" :
+		       r->freeze_why ? r->freeze_why : "not run");
+		return;
+	}
+	freeze_evidence(r, buf, sizeof(buf));
+	printf("freeze: not seen (%s)\n", buf);
 }
 
 static void print_resets(const struct probe_report *r)
@@ -605,6 +698,9 @@ void probe_print_part(const struct probe_report *r, enum probe_part part)
 	case PROBE_PART_MTU:
 		print_mtu(r);
 		break;
+	case PROBE_PART_FREEZE:
+		print_freeze(r);
+		break;
 	case PROBE_PART_RESETS:
 		print_resets(r);
 		break;
@@ -627,6 +723,7 @@ void probe_print_text(const struct probe_report *r)
 		return;
 	probe_print_part(r, PROBE_PART_CONNS);
 	probe_print_part(r, PROBE_PART_MTU);
+	probe_print_part(r, PROBE_PART_FREEZE);
 	probe_print_part(r, PROBE_PART_RESETS);
 	probe_print_part(r, PROBE_PART_POLICING);
 	probe_print_part(r, PROBE_PART_LOSS);
@@ -723,13 +820,36 @@ static void json_mtu(const struct probe_report *r)
 	       r->mtu_asks);
 }
 
+static void json_freeze(const struct probe_report *r)
+{
+	const struct freeze_result *f;
+	unsigned int i;
+
+	printf("{\"verdict\": ");
+	json_verdict_name(r, PROBE_V_FREEZE);
+	printf(", \"measured\": %s, \"why\": ", r->n_freeze ? "true" : "false");
+	if (r->n_freeze)
+		printf("null");
+	else
+		json_string(!r->conns_measured ? "--quick" :
+			    r->freeze_why ? r->freeze_why : "not run");
+	printf(", \"connections\": [");
+	for (i = 0; i < r->n_freeze; i++) {
+		f = &r->freeze[i];
+		printf("%s{\"index\": %u, \"granted\": %u, \"came\": %" PRIu64 ", \"carried\": %" PRIu64 ", \"froze\": %s}",
+		       i ? ", " : "", f->index, f->granted, f->came, f->carried,
+		       f->froze ? "true" : "false");
+	}
+	printf("]}");
+}
+
 static void json_measurements(const struct probe_report *r)
 {
 	const char *why = NULL;
 	char buf[320];
 
 	if (!r->answered) {
-		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null}");
+		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null, \"freeze\": null}");
 		return;
 	}
 	printf("{\n    \"resets\": {\"verdict\": ");
@@ -775,6 +895,8 @@ static void json_measurements(const struct probe_report *r)
 	json_string(buf);
 	printf("},\n    \"mtu\": ");
 	json_mtu(r);
+	printf(",\n    \"freeze\": ");
+	json_freeze(r);
 	printf("\n  }");
 }
 

@@ -36,6 +36,17 @@
  */
 #define PROBE_MTU_MIN 576
 #define PROBE_MTU_STEP 4
+/* The freeze step's pad on each connection, at PROBE_PAD_KBIT, on at most
+ * this many connections; a pad stopped coming when nothing of it came for
+ * this long before the peer sent its last.
+ */
+#define PROBE_FREEZE_BYTES 500000
+#define PROBE_FREEZE_CONNS 3
+#define PROBE_FREEZE_QUIET 0.25
+/* A freeze after this much or more is not one ftv's budgets answer. */
+#define PROBE_FREEZE_MAX 1000000
+/* The smallest budget rotate takes. */
+#define PROBE_ROTATE_MIN 4096
 
 /* A pad, and what came of it on each connection. */
 struct pad_result {
@@ -52,6 +63,15 @@ enum policing {
 	POLICING_PER_CONN,	/* all brought 2.5 times one, each as one did */
 	POLICING_SHARED,	/* all brought no more than 1.2 times one */
 	POLICING_UNCLEAR,	/* neither */
+};
+
+/* One connection's pad of the freeze step. */
+struct freeze_result {
+	uint32_t index;
+	uint32_t granted;	/* 0: the peer gave nothing */
+	uint64_t came;		/* padding that came on it */
+	uint64_t carried;	/* its stream towards this end when it stopped */
+	bool froze;		/* nothing came for PROBE_FREEZE_QUIET before the end */
 };
 
 struct probe_conn_result {
@@ -74,6 +94,7 @@ struct probe_verdict {
 #define PROBE_V_LOSS "loss"
 #define PROBE_V_MTU_HOLE "path MTU black hole"
 #define PROBE_V_MTU_LOW "path MTU below the device's"
+#define PROBE_V_FREEZE "byte-budget freeze"
 
 #define PROBE_VERDICTS_MAX (PROBE_CONNS_MAX + 4)
 
@@ -113,20 +134,27 @@ struct probe_report {
 	unsigned int outer_overhead;	/* an echo's outer packet beyond it */
 	unsigned int mtu_asks;
 
-	/* 4. Resets: this end's counts and evidence, and the peer's. */
+	/* 4. Freeze: a pad on each of up to PROBE_FREEZE_CONNS connections
+	 * in turn, while the last froze.
+	 */
+	const char *freeze_why;	/* why not measured, or NULL */
+	unsigned int n_freeze;
+	struct freeze_result freeze[PROBE_FREEZE_CONNS];
+
+	/* 5. Resets: this end's counts and evidence, and the peer's. */
 	bool resets_measured;
 	uint64_t rst, fin;
 	bool has_here, has_there;
 	struct resets here;	/* peer_*: the peer's segments, here */
 	struct resets there;	/* peer_*: this end's segments, at the peer */
 
-	/* 5. Policing. */
+	/* 6. Policing. */
 	enum policing policing;
 	const char *not_measured;	/* why, with POLICING_NOT_MEASURED */
 	struct pad_result one;		/* one.granted 0: not run */
 	struct pad_result all;		/* all.n 0: not run */
 
-	/* 6. Loss. */
+	/* 7. Loss. */
 	unsigned int mtu;		/* this device's; 0 unknown */
 	bool loss_measured;
 	bool peer_loss_known;		/* FEC was active: the peer reports */
@@ -148,6 +176,8 @@ struct probe_report {
 	bool rec_flows_at_peer;	/* the peer dials: flows goes there */
 	bool rec_mtu;		/* the device's MTU, rec_mtu_n */
 	unsigned int rec_mtu_n;
+	bool rec_rotate;	/* rotate rec_rotate_n bytes */
+	uint32_t rec_rotate_n;
 };
 
 uint64_t pad_total(const struct pad_result *pad);
@@ -182,6 +212,7 @@ enum probe_part {
 	PROBE_PART_ANSWER,
 	PROBE_PART_CONNS,
 	PROBE_PART_MTU,
+	PROBE_PART_FREEZE,
 	PROBE_PART_RESETS,
 	PROBE_PART_POLICING,
 	PROBE_PART_LOSS,

@@ -10,11 +10,16 @@
  *  3. path MTU: an echo as long as the device's MTU and, when it is lost
  *     twice, a binary search for the longest that comes, then the outer
  *     route's MTU, which only an ICMP error lowers (not with --quick);
- *  4. resets: this end's rst and fin counts and evidence, and the peer's
+ *  4. freeze: 500 kB of padding at 8 Mbit/s on another connection,
+ *     watched every 50 ms, and on the next (three at most) while the
+ *     last stopped bringing it: what each had carried towards this end
+ *     when it stopped (not with --quick);
+ *  5. resets: this end's rst and fin counts and evidence, and the peer's
  *     evidence from its answers;
- *  5. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
- *     it came short, as long a pad at half that rate on each of them;
- *  6. loss: what the pad lacked, and what FEC's counters say.
+ *  6. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
+ *     it came short, as long a pad at half that rate on each of them
+ *     (not after a freeze: the first connection would freeze too);
+ *  7. loss: what the pad lacked, and what FEC's counters say.
  *
  * The peer serves one peer 200 answers and 5 MiB of padding a minute, so
  * a run asks for what it needs and no more: one pad on a clean path.
@@ -382,7 +387,138 @@ route:
 	r->route_mtu = route_mtu(run);
 }
 
-/* 4: the counts and evidence at this end, and the peer's last answer's. */
+/* Sends @step without waiting for its answer. Returns its nonce, or 0. */
+static uint32_t ask_only(struct run *run, const struct probe_step *step,
+			 struct probe_reply *rep)
+{
+	if (ipc_probe(run->ifname, run->key, step, rep))
+		return 0;
+	run->ask_bytes += ASK_LEN + PROBE_MSG_OVERHEAD;
+	return rep->nonce;
+}
+
+/*
+ * One pad of the freeze step on connection @index, watched every 50 ms
+ * until the peer has sent it all and a round trip more: what came of it,
+ * when it last grew, and the connection's stream towards this end then.
+ * Its answer comes on @index, where a freeze loses it; if it has not come
+ * within two round trips, an echo on the first connection says whether
+ * the peer pads. Returns NULL, or why it could not be measured.
+ */
+static const char *freeze_pad(struct run *run, uint32_t index,
+			      struct freeze_result *f)
+{
+	const struct probe_step step = {
+		.step = FTV_PROBE_PAD,
+		.index = index,
+		.bytes = PROBE_FREEZE_BYTES,
+		.rate = PROBE_PAD_KBIT,
+	};
+	const struct probe_step echo_step = {
+		.step = FTV_PROBE_ECHO,
+		.index = run->base,
+	};
+	double nominal = step.bytes * 8.0 / (step.rate * 1000.0);
+	double rtt = run->r.answer_ms / 1000.0, t0, grew;
+	struct probe_reply before, rep;
+	uint32_t nonce, echo_nonce = 0;
+	const struct probe_conn *c;
+	bool told = false;
+	uint64_t came;
+
+	memset(f, 0, sizeof(*f));
+	f->index = index;
+	if (run->deadline - now() < nominal + 2 * ECHO_WAIT)
+		return "out of time (a run takes 30 s at most)";
+	if (probe_read(run, &before))
+		return "the probe failed";
+	c = find_conn(&before, index);
+	if (!c || !c->has_rx_stream)
+		return "the connection went down";
+	f->carried = c->rx_stream;
+	t0 = grew = now();
+	run->padding = true;
+	nonce = ask_only(run, &step, &rep);
+	if (!nonce)
+		return "the pad was refused";
+	while (now() < t0 + nominal + 2 * rtt + 0.1) {
+		sleep_seconds(POLL_MAX);
+		if (!told && !echo_nonce && now() > t0 + 2 * rtt + 0.05)
+			echo_nonce = ask_only(run, &echo_step, &rep);
+		if (probe_read(run, &rep))
+			break;
+		if (rep.told && rep.tell.nonce == nonce && !told) {
+			f->granted = rep.tell.bytes;
+			told = true;
+		} else if (rep.told && rep.tell.nonce == echo_nonce &&
+			   rep.tell.left && !told) {
+			f->granted = step.bytes;
+		}
+		c = find_conn(&rep, index);
+		/* One given up meanwhile keeps what it had. */
+		if (!c)
+			continue;
+		came = conn_came(&before, c);
+		if (came > f->came) {
+			f->came = came;
+			grew = now();
+		}
+		if (c->has_rx_stream)
+			f->carried = c->rx_stream;
+	}
+	stop_padding(run);
+	if (!f->granted)
+		return told ? "the peer's probe budget is spent (try again in a minute)" :
+		       "the peer did not pad (no answer to the pad, and none padding)";
+	f->froze = f->came * 10 < (uint64_t)f->granted * 9 &&
+		   t0 + nominal - grew >= PROBE_FREEZE_QUIET;
+	return NULL;
+}
+
+/*
+ * 4: a pad on a connection other than the first (whose answers carry
+ * the run), and on the next while the last froze, three at most: a
+ * censor that counts bytes freezes each after about as many.
+ */
+static void step_freeze(struct run *run)
+{
+	static char one_conn[64];
+	struct probe_report *r = &run->r;
+	struct probe_reply rep;
+	const char *why;
+	unsigned int i;
+
+	if (run->quick)
+		return;
+	if (r->mtu_lost) {
+		r->freeze_why = "the padding is as long as this device's MTU, which the path does not carry";
+		return;
+	}
+	if (probe_read(run, &rep)) {
+		r->freeze_why = "the probe failed";
+		return;
+	}
+	for (i = 0; i < rep.n_conns && r->n_freeze < PROBE_FREEZE_CONNS; i++) {
+		if (rep.conns[i].index == run->base)
+			continue;
+		why = freeze_pad(run, rep.conns[i].index,
+				 &r->freeze[r->n_freeze]);
+		if (why) {
+			if (!r->n_freeze)
+				r->freeze_why = why;
+			break;
+		}
+		if (!r->freeze[r->n_freeze++].froze)
+			break;
+	}
+	if (!r->n_freeze && !r->freeze_why) {
+		snprintf(one_conn, sizeof(one_conn),
+			 "the session has one connection (flows %u)", r->flows);
+		r->freeze_why = one_conn;
+	}
+}
+
+/* 5: the counts and evidence at this end, and the peer's last answer's. */
 static int step_resets(struct run *run)
 {
 	struct probe_report *r = &run->r;
@@ -485,7 +621,18 @@ static const char *run_pad(struct run *run, uint32_t index, uint32_t bytes,
 	return NULL;
 }
 
-/* 5: one pad on the first connection and, if it came short, one on all. */
+/* Whether the freeze step saw a connection freeze. */
+static bool any_froze(const struct probe_report *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_freeze; i++)
+		if (r->freeze[i].froze)
+			return true;
+	return false;
+}
+
+/* 6: one pad on the first connection and, if it came short, one on all. */
 static void step_policing(struct run *run)
 {
 	static char one_conn[64];
@@ -501,6 +648,11 @@ static void step_policing(struct run *run)
 		snprintf(one_conn, sizeof(one_conn),
 			 "the session has one connection (flows %u)", r->flows);
 		r->not_measured = one_conn;
+		return;
+	}
+	/* A freeze would take the first connection, and the run with it. */
+	if (any_froze(r)) {
+		r->not_measured = "a connection froze (a pad on the first would freeze it)";
 		return;
 	}
 	/* The peer pads in messages as long as the device's MTU. */
@@ -529,7 +681,7 @@ static void step_policing(struct run *run)
 		memset(&r->all, 0, sizeof(r->all));
 }
 
-/* 6: the pad's shortfall is probe-judge.c's; FEC's counters are here. */
+/* 7: the pad's shortfall is probe-judge.c's; FEC's counters are here. */
 static int step_loss(struct run *run)
 {
 	struct probe_report *r = &run->r;
@@ -596,6 +748,10 @@ static int apply(struct run *run)
 		peer.flags |= PEER_HAS_FEC;
 		peer.fec = (struct fec){ .mode = FTV_FEC_AUTO };
 	}
+	if (r->rec_rotate) {
+		peer.flags |= PEER_HAS_ROTATE;
+		peer.rotate = r->rec_rotate_n;
+	}
 	if (ipc_set_peer(run->ifname, &peer))
 		return 1;
 	key_to_base64(key, run->key);
@@ -658,6 +814,8 @@ static int probe_run(struct run *run)
 	progress(run, PROBE_PART_CONNS);
 	step_mtu(run);
 	progress(run, PROBE_PART_MTU);
+	step_freeze(run);
+	progress(run, PROBE_PART_FREEZE);
 	if (step_resets(run))
 		return 1;
 	progress(run, PROBE_PART_RESETS);

@@ -270,6 +270,9 @@ enum ftv_probe_conn_attr {
 					 */
 	FTV_PROBE_CONN_A_PAD,
 	FTV_PROBE_CONN_A_PATH_MTU,	/* u32, the MTU of its outer route */
+	FTV_PROBE_CONN_A_RX_STREAM,	/* u64, the peer's stream that arrived
+					 * on it in order since it came up
+					 */
 
 	__FTV_PROBE_CONN_A_LAST,
 	FTV_PROBE_CONN_A_MAX = (__FTV_PROBE_CONN_A_LAST - 1)

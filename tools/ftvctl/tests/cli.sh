@@ -302,7 +302,7 @@ fi
 
 if [ -x "$HERE/probe-test" ]; then
 	for path in clean policed shared loss hostile single spent policed-answering \
-		mtu-hole mtu-icmp; do
+		mtu-hole mtu-icmp freeze; do
 		"$HERE/probe-test" --json "$path"
 	done | python3 -c '
 import json, sys
@@ -313,16 +313,19 @@ while i < len(text):
     objs.append(o)
     while i < len(text) and text[i].isspace():
         i += 1
-assert len(objs) == 10, len(objs)
-clean, policed, shared, loss, hostile, single, spent, answering, hole, icmp = objs
+assert len(objs) == 11, len(objs)
+clean, policed, shared, loss, hostile, single, spent, answering, hole, icmp, freeze = objs
 for o in objs:
     assert list(o) == ["interface", "peer", "answered", "connections",
         "measurements", "verdicts", "recommended", "recommended_mtu",
         "seconds", "bytes"], list(o)
-    assert list(o["measurements"]) == ["resets", "policing", "loss", "mtu"]
+    assert list(o["measurements"]) == ["resets", "policing", "loss", "mtu", "freeze"]
     m = o["measurements"]
     assert list(m["mtu"]) == ["verdict", "measured", "device", "fits", "lost",
         "route_mtu", "icmp", "asks"], list(m["mtu"])
+    assert list(m["freeze"]) == ["verdict", "measured", "why", "connections"]
+    for c in m["freeze"]["connections"]:
+        assert list(c) == ["index", "granted", "came", "carried", "froze"], c
     assert list(m["resets"]) == ["verdict", "rst", "fin", "here", "at_peer"]
     assert list(m["policing"]) == ["verdict", "measured", "why", "one", "all"]
     assert list(m["loss"]) == ["verdict", "pad_ppm", "peer_ppm", "rebuilt", "evidence"]
@@ -361,6 +364,11 @@ assert hole["recommended_mtu"] == 1200 and hole["recommended"] is None
 assert hole["measurements"]["mtu"]["icmp"] is False
 assert [v["name"] for v in icmp["verdicts"]] == ["path MTU below the device\x27s"]
 assert icmp["measurements"]["mtu"]["route_mtu"] == 1280
+assert [v["name"] for v in freeze["verdicts"]] == ["byte-budget freeze"]
+assert freeze["recommended"] == "rotate 11k"
+assert [c["froze"] for c in freeze["measurements"]["freeze"]["connections"]] == [True] * 3
+assert clean["measurements"]["freeze"]["connections"][0]["froze"] is False
+assert single["measurements"]["freeze"]["why"] == "--quick"
 '
 	ktap_rc $? "probe --json: valid, keys in the documented order"
 
@@ -372,7 +380,7 @@ assert icmp["measurements"]["mtu"]["route_mtu"] == 1280
 	tail -n 1 "$TMP/probe" | grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" &&
 	"$HERE/probe-test" --text single >"$TMP/probe" &&
 	grep -q "^policing: not measured, the session has one connection (flows 1)$" "$TMP/probe" &&
-	[ "$(wc -l <"$TMP/probe")" = 8 ] &&
+	[ "$(wc -l <"$TMP/probe")" = 9 ] &&
 	"$HERE/probe-test" --text mtu-hole >"$TMP/probe" &&
 	grep -q "^path MTU: path MTU black hole (echoes of 1208 bytes (outer packets of 1284) were lost twice while one of 1200 came; no ICMP error came: the route's MTU is still 1500)$" "$TMP/probe" &&
 	tail -n 1 "$TMP/probe" | grep -q "^recommended: ip link set dev ftv0 mtu 1200$"
@@ -381,15 +389,16 @@ assert icmp["measurements"]["mtu"]["route_mtu"] == 1280
 	# The steps against a simulated peer (probe.c with a make-believe
 	# netlink layer), in real time: a few seconds each.
 	"$HERE/probe-test" --run clean >"$TMP/probe" 2>"$TMP/err" &&
-	[ "$(wc -l <"$TMP/probe")" = 8 ] &&
+	[ "$(wc -l <"$TMP/probe")" = 9 ] &&
 	grep -q "^path MTU: not seen (an echo of 1420 bytes, the device's MTU, came)$" "$TMP/probe" &&
+	grep -q "^freeze: not seen (connection 1 brought [0-9]* of a pad of 500000)$" "$TMP/probe" &&
 	grep -q "^answer: the peer answered in [0-9]* ms (connection 0)$" "$TMP/probe" &&
 	grep -q "^connections: not seen (each of the 4 up answered: 0 in" "$TMP/probe" &&
 	grep -q "^policing: not seen (no rate limit up to 8 Mbit/s: one connection brought all the pad" "$TMP/probe" &&
-	grep -q "^took [0-9.]* s and about 1.0 MB$" "$TMP/probe" &&
+	grep -q "^took [0-9.]* s and about 1.5 MB$" "$TMP/probe" &&
 	grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" "$TMP/probe" &&
-	grep -q "^# 11 asks, 4242880 bytes of budget left, exit 0$" "$TMP/err"
-	ktap_rc $? "probe run, clean path: one pad, nothing found"
+	grep -q "^# 13 asks, 3742880 bytes of budget left, exit 0$" "$TMP/err"
+	ktap_rc $? "probe run, clean path: two pads, nothing found"
 
 	"$HERE/probe-test" --run policed --json --apply >"$TMP/probe" 2>"$TMP/err" &&
 	python3 -c '
@@ -434,6 +443,12 @@ assert (m["fits"], m["lost"], m["route_mtu"], m["icmp"]) == (1204, 1208, 1280, T
 assert o["recommended_mtu"] == 1204
 ' "$TMP/probe"
 	ktap_rc $? "probe run, a 1280-byte path with ICMP: below the device's, mtu 1204"
+
+	"$HERE/probe-test" --run freeze --apply >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^freeze: byte-budget freeze (connection 1 froze after 16384 bytes towards this end" "$TMP/probe" &&
+	grep -q "^policing: not measured, a connection froze (a pad on the first would freeze it)$" "$TMP/probe" &&
+	grep -q "^applied: ftvctl peer set ftv0 [A-Za-z0-9+/]*= rotate 12k$" "$TMP/probe"
+	ktap_rc $? "probe run, connections frozen after 16 KB: the freeze, rotate 12k applied"
 
 	"$HERE/probe-test" --run spent >"$TMP/probe" 2>"$TMP/err" &&
 	grep -q "^policing: not measured, the peer's probe budget is spent (try again in a minute)$" "$TMP/probe"

@@ -60,6 +60,14 @@ static void report_init(struct probe_report *r, unsigned int n, uint8_t flows)
 	r->route_mtu = 1500;
 	r->outer_overhead = 76;
 	r->mtu_asks = 1;
+	if (n > 1) {
+		r->n_freeze = 1;
+		r->freeze[0] = (struct freeze_result){ .index = 1,
+			.granted = PROBE_FREEZE_BYTES, .came = 508450,
+			.carried = 520000 };
+	} else {
+		r->freeze_why = "the session has one connection (flows 1)";
+	}
 	r->resets_measured = true;
 	r->mtu = 1420;
 	r->loss_measured = true;
@@ -211,6 +219,26 @@ static void path_mtu_icmp(struct probe_report *r)
 	r->route_mtu = 1280;
 }
 
+/*
+ * Each connection frozen once 16 KB went towards the client
+ * (test_pathprobe_freeze.sh): three pads, each cut after what its
+ * connection had room for.
+ */
+static void path_freeze(struct probe_report *r)
+{
+	unsigned int i;
+
+	path_clean(r);
+	r->n_freeze = 3;
+	for (i = 0; i < 3; i++)
+		r->freeze[i] = (struct freeze_result){ .index = i + 1,
+			.granted = PROBE_FREEZE_BYTES, .came = 13000 - 500 * i,
+			.carried = 15400 + 100 * i, .froze = true };
+	r->policing = POLICING_NOT_MEASURED;
+	r->not_measured = "a connection froze (a pad on the first would freeze it)";
+	memset(&r->one, 0, sizeof(r->one));
+}
+
 static const struct {
 	const char *name;
 	void (*fill)(struct probe_report *r);
@@ -226,6 +254,7 @@ static const struct {
 	{ "policed-answering", path_policed_answering },
 	{ "mtu-hole", path_mtu_hole },
 	{ "mtu-icmp", path_mtu_icmp },
+	{ "freeze", path_freeze },
 };
 
 #define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
@@ -406,6 +435,32 @@ static void test_paths(void)
 	check(!r.n_verdicts && !r.rec_mtu,
 	      "path MTU: nothing came, not even 576 bytes: no verdict");
 
+	path_freeze(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_FREEZE) && r.n_verdicts == 1 &&
+	      recommends(&r, "rotate 11k"),
+	      "freeze: three alike after 15.4 KB, rotate at three quarters (11k)");
+	r.freeze[2].carried = 40000;
+	probe_judge(&r);
+	check(!has(&r, PROBE_V_FREEZE) && recommends(&r, ""),
+	      "freeze: carried more than twice the least: no verdict");
+	r.n_freeze = 2;
+	r.freeze[1].froze = false;
+	r.freeze[1].came = 160000;
+	probe_judge(&r);
+	check(!has(&r, PROBE_V_FREEZE),
+	      "freeze: one froze, the next was still bringing its pad: no verdict");
+	path_freeze(&r);
+	r.n_freeze = 2;
+	r.freeze[0].carried = r.freeze[1].carried = 3000;
+	probe_judge(&r);
+	check(has(&r, PROBE_V_FREEZE) && recommends(&r, "rotate 4k"),
+	      "freeze after 3 KB: rotate at its least, 4k");
+	r.freeze[0].carried = r.freeze[1].carried = PROBE_FREEZE_MAX;
+	probe_judge(&r);
+	check(!has(&r, PROBE_V_FREEZE),
+	      "freeze after 1 MB or more: no verdict");
+
 	path_clean(&r);
 	r.answered = false;
 	probe_judge(&r);
@@ -429,6 +484,7 @@ static struct sim {
 	double loss;			/* lost at random */
 	bool drop_answers;		/* every other answer while padding */
 	unsigned int max_len;		/* longer echoes are lost; 0: none */
+	uint32_t freeze_after;		/* towards this end, per connection */
 	unsigned int route_mtu;		/* the kernel's route MTU; 0: 1500 */
 	unsigned int mtu_set;		/* what --apply set */
 	uint32_t budget;		/* padding the peer has left to give */
@@ -443,6 +499,7 @@ static struct sim {
 	struct probe_tell tell, next;
 	double next_at;
 	uint64_t rx[PROBE_CONNS_MAX];
+	uint64_t stream0;		/* each connection carried before */
 	/* the pad under way */
 	bool padding;
 	uint32_t pad_index, granted, rate_kbit;
@@ -495,6 +552,14 @@ static void sim_update(void)
 			arrived = share[i] * cap / total;
 		/* each message of padding 24 bytes longer in the segment */
 		arrived += arrived * PROBE_MSG_OVERHEAD / 1420;
+		/* a censor that lets so much through and nothing more */
+		if (sim.freeze_after) {
+			double room = (double)sim.freeze_after - sim.stream0 -
+				      (double)(sim.rx[i] - sim.pad_came[i]);
+
+			if (arrived > room)
+				arrived = room > 0 ? room : 0;
+		}
 		if ((uint64_t)arrived > sim.pad_came[i]) {
 			sim.rx[i] += (uint64_t)arrived - sim.pad_came[i];
 			sim.pad_came[i] = (uint64_t)arrived;
@@ -502,10 +567,19 @@ static void sim_update(void)
 	}
 }
 
+/* Whether connection @i carried all a freeze lets through. */
+static bool sim_frozen(unsigned int i)
+{
+	return sim.freeze_after &&
+	       sim.stream0 + sim.rx[i] + 90 > sim.freeze_after;
+}
+
 static void sim_answer(void)
 {
 	if (sim.pending && now() >= sim.next_at) {
 		sim.pending = false;
+		if (sim_frozen(sim.next.index))
+			return;
 		sim.told = true;
 		sim.tell = sim.next;
 		sim.rx[sim.tell.index] += 90;
@@ -565,6 +639,8 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		reply->conns[i].index = i;
 		reply->conns[i].rx_bytes = sim.rx[i];
 		reply->conns[i].path_mtu = sim.route_mtu ? sim.route_mtu : 1500;
+		reply->conns[i].has_rx_stream = true;
+		reply->conns[i].rx_stream = sim.stream0 + sim.rx[i];
 	}
 	return 0;
 }
@@ -651,6 +727,8 @@ static const struct {
 			.fec = FEC_DEFAULT } },
 	{ "mtu-icmp", { .n = 2, .flows = 2, .silent = -1, .max_len = 1204,
 			.route_mtu = 1280, .fec = FEC_DEFAULT } },
+	{ "freeze", { .n = 4, .flows = 4, .silent = -1, .freeze_after = 16384,
+		      .stream0 = 1500, .fec = FEC_DEFAULT } },
 	{ "mute", { .n = 4, .flows = 4, .silent = -1, .mute = true } },
 	{ "down", { .n = 0, .flows = 4, .silent = -1 } },
 };
