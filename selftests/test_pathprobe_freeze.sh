@@ -9,8 +9,8 @@
 # stalling might.
 #  - the probe pads 500 kB on connection 1, then 2 and 3 as each froze:
 #    "byte-budget freeze", after about as many bytes towards C on each
-#    (12 to 17 KB of stream: 16 KB of IP packets less their headers; 14.3
-#    to 14.9 KB measured), and it recommends rotate at three quarters of
+#    (12 to 17 KB of stream: 16 KB of IP packets less their headers; 14.2
+#    to 15.0 KB measured), and it recommends rotate at three quarters of
 #    the least (9k to 12k; 10k measured),
 #    within 30 s and 5 MB; the policing step is not run (its pad on the
 #    first connection would freeze it);
