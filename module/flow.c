@@ -61,12 +61,6 @@ static u32 flow_sent(const struct ftv_conn *c)
 	return (u32)atomic_read(&c->snd_nxt) - READ_ONCE(c->snd_start);
 }
 
-/* Bytes @c received in order since it was established. */
-static u32 flow_received(const struct ftv_conn *c)
-{
-	return ftv_faketcp_rcv_nxt(&c->rcv) - READ_ONCE(c->rcv_start);
-}
-
 /**
  * ftv_flow_received - what the peer sent on @c and arrived in order
  * @c: an established connection
@@ -77,7 +71,7 @@ static u32 flow_received(const struct ftv_conn *c)
  */
 u32 ftv_flow_received(const struct ftv_conn *c)
 {
-	return flow_received(c);
+	return ftv_faketcp_rcv_nxt(&c->rcv) - READ_ONCE(c->rcv_start);
 }
 
 /**
@@ -430,7 +424,7 @@ static void flow_budgets(struct ftv_conn *c, u32 budget)
 		WRITE_ONCE(c->budget_told, true);
 		ftv_send_budget(c);
 	}
-	received = flow_received(c);
+	received = ftv_flow_received(c);
 	if (!READ_ONCE(c->rotating) && received >= mine / 2) {
 		WRITE_ONCE(c->rotating, true);
 		ftv_timers_want_connection(c->peer);
@@ -452,7 +446,7 @@ static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
 			    jiffies_to_msecs(now - READ_ONCE(c->una_since)),
 			    jiffies_to_msecs(now - READ_ONCE(c->probed_at)),
 			    jiffies_to_msecs(now - READ_ONCE(c->heard_at)),
-			    flow_load(c), flow_received(c),
+			    flow_load(c), ftv_flow_received(c),
 			    ftv_fec_srtt_ms(&c->session->fec));
 }
 
@@ -511,11 +505,11 @@ void ftv_flow_check(struct timer_list *timer)
 	for (i = 0; i < n; i++) {
 		c = stalled[i];
 		if (n == up && up > 1) {
-			carried = max(carried, flow_received(c));
+			carried = max(carried, ftv_flow_received(c));
 		} else if (time_after(READ_ONCE(s->acked_at),
 				      READ_ONCE(c->probed_at) +
 				      flow_patience(c))) {
-			flow_learn(c->peer, flow_received(c));
+			flow_learn(c->peer, ftv_flow_received(c));
 		} else {
 			continue;
 		}

@@ -98,6 +98,18 @@ static int probe_read(struct run *run, struct probe_reply *rep)
 	return ipc_probe(run->ifname, run->key, &read_step, rep);
 }
 
+/* Sends @step, counting what the ask carries; its nonce is in @rep. */
+static int send_step(struct run *run, const struct probe_step *step,
+		     struct probe_reply *rep)
+{
+	int ret = ipc_probe(run->ifname, run->key, step, rep);
+
+	if (!ret)
+		run->ask_bytes += (step->length > ASK_LEN ? step->length :
+				   ASK_LEN) + PROBE_MSG_OVERHEAD;
+	return ret;
+}
+
 /*
  * Sends @step, then reads the probe until the peer's answer to it came or
  * @wait seconds passed (or the run's time). Returns 1 with the answer in
@@ -113,11 +125,9 @@ static int ask(struct run *run, const struct probe_step *step, double wait,
 
 	if (until > run->deadline)
 		until = run->deadline;
-	ret = ipc_probe(run->ifname, run->key, step, rep);
+	ret = send_step(run, step, rep);
 	if (ret)
 		return ret;
-	run->ask_bytes += (step->length > ASK_LEN ? step->length : ASK_LEN) +
-			  PROBE_MSG_OVERHEAD;
 	nonce = rep->nonce;
 	while (!rep->told || rep->tell.nonce != nonce) {
 		if (now() >= until)
@@ -150,8 +160,7 @@ static void stop_padding(struct run *run)
 	if (!run->padding)
 		return;
 	run->padding = false;
-	if (!ipc_probe(run->ifname, run->key, &step, &rep))
-		run->ask_bytes += ASK_LEN + PROBE_MSG_OVERHEAD;
+	send_step(run, &step, &rep);
 }
 
 static const struct probe_conn *find_conn(const struct probe_reply *rep,
@@ -387,16 +396,6 @@ route:
 	r->route_mtu = route_mtu(run);
 }
 
-/* Sends @step without waiting for its answer. Returns its nonce, or 0. */
-static uint32_t ask_only(struct run *run, const struct probe_step *step,
-			 struct probe_reply *rep)
-{
-	if (ipc_probe(run->ifname, run->key, step, rep))
-		return 0;
-	run->ask_bytes += ASK_LEN + PROBE_MSG_OVERHEAD;
-	return rep->nonce;
-}
-
 /*
  * One pad of the freeze step on connection @index, watched every 50 ms
  * until the peer has sent it all and a round trip more: what came of it,
@@ -438,13 +437,14 @@ static const char *freeze_pad(struct run *run, uint32_t index,
 	f->carried = c->rx_stream;
 	t0 = grew = now();
 	run->padding = true;
-	nonce = ask_only(run, &step, &rep);
-	if (!nonce)
+	if (send_step(run, &step, &rep))
 		return "the pad was refused";
+	nonce = rep.nonce;
 	while (now() < t0 + nominal + 2 * rtt + 0.1) {
 		sleep_seconds(POLL_MAX);
 		if (!told && !echo_nonce && now() > t0 + 2 * rtt + 0.05)
-			echo_nonce = ask_only(run, &echo_step, &rep);
+			echo_nonce = send_step(run, &echo_step, &rep) ? 0 :
+				     rep.nonce;
 		if (probe_read(run, &rep))
 			break;
 		if (rep.told && rep.tell.nonce == nonce && !told) {
