@@ -61,6 +61,7 @@
  */
 
 #include "conn.h"
+#include "log.h"
 #include "device.h"
 #include "flow.h"
 #include "netlink.h"
@@ -167,8 +168,8 @@ static void conn_release(struct ftv_conn *conn)
 	dst_cache_destroy(&conn->dst_cache);
 	if (conn->port)
 		sock_release(conn->port);
-	pr_debug("%s: connection %u:%u destroyed\n", fdev->dev->name,
-		 ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
+	ftv_dev_dbg(fdev->dev, "connection %u:%u destroyed\n",
+		    ntohs(conn->tuple.local_port), ntohs(conn->tuple.remote_port));
 	ftv_peer_put(conn->peer);
 	kfree_sensitive(conn);
 	/* The device may go as soon as the count reaches zero. */
@@ -264,8 +265,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
 	atomic_inc(&fdev->conn_count);
-	pr_debug("%s: connection %u:%u created\n", fdev->dev->name,
-		 ntohs(tuple->local_port), ntohs(tuple->remote_port));
+	ftv_dev_dbg(fdev->dev, "connection %u:%u created\n",
+		    ntohs(tuple->local_port), ntohs(tuple->remote_port));
 	return conn;
 
 free_dst:

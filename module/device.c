@@ -7,6 +7,7 @@
  */
 
 #include "device.h"
+#include "log.h"
 #include "conn.h"
 #include "peer.h"
 #include "listen.h"
@@ -324,7 +325,7 @@ static void ftv_destruct(struct net_device *dev)
 	kfree_sensitive(rcu_dereference_protected(fdev->identity, true));
 	ftv_token_uninit(fdev);
 	free_percpu(dev->tstats);
-	pr_debug("%s: device destroyed\n", dev->name);
+	ftv_dev_dbg(dev, "device destroyed\n");
 }
 
 static void ftv_setup(struct net_device *dev)
@@ -571,7 +572,7 @@ static int ftv_newlink(struct net *src_net, struct net_device *dev,
 	if (ret)
 		goto err_private;
 	/* From here on the destructor says "destroyed", whatever fails. */
-	pr_debug("%s: device created\n", dev->name);
+	ftv_dev_dbg(dev, "device created\n");
 	ret = attach_to_net(fdev, src_net);
 	if (ret)
 		goto err_unregister;

@@ -47,6 +47,7 @@
  */
 
 #include "fec.h"
+#include "log.h"
 #include "fec_code.h"
 
 #include <linux/ftv.h>
@@ -216,8 +217,8 @@ static void alloc_work(struct work_struct *work)
 		atomic_dec(fc->rx_count);
 		return;
 	}
-	pr_debug("%s: FEC state of %u:%u created\n", fc->dev->name,
-		 ntohs(fc->local_port), ntohs(fc->remote_port));
+	ftv_dev_dbg(fc->dev, "FEC state of %u:%u created\n",
+		    ntohs(fc->local_port), ntohs(fc->remote_port));
 	/* Pairs with the acquire in rx_of(). */
 	smp_store_release(&fc->rx, rx);
 }
@@ -230,8 +231,8 @@ static void free_rx(struct ftv_fec_conn *fc)
 		kvfree(fc->rx);
 		fc->rx = NULL;
 		atomic_dec(fc->rx_count);
-		pr_debug("%s: FEC state of %u:%u destroyed\n", fc->dev->name,
-			 ntohs(fc->local_port), ntohs(fc->remote_port));
+		ftv_dev_dbg(fc->dev, "FEC state of %u:%u destroyed\n",
+			    ntohs(fc->local_port), ntohs(fc->remote_port));
 	}
 }
 
@@ -504,10 +505,9 @@ static void judge_repairs(struct ftv_fec_conn *fc)
 				      FTV_FEC_HOLD_MIN_MS, FTV_FEC_HOLD_MAX_MS);
 		fc->held_until = jiffies + msecs_to_jiffies(fc->hold_ms);
 		fc->holding = true;
-		pr_debug("%s: repairs on %u:%u rebuilt %u of %u groups that lost data: none asked for %u ms\n",
-			 fc->dev->name, ntohs(fc->local_port),
-			 ntohs(fc->remote_port), fc->judge_rebuilt,
-			 fc->judge_lost, fc->hold_ms);
+		ftv_dev_dbg(fc->dev, "repairs on %u:%u rebuilt %u of %u groups that lost data: none asked for %u ms\n",
+			    ntohs(fc->local_port), ntohs(fc->remote_port),
+			    fc->judge_rebuilt, fc->judge_lost, fc->hold_ms);
 	}
 	WRITE_ONCE(fc->stats->last_hold_ms, fc->hold_ms);
 	judge_reset(fc);

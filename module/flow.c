@@ -34,6 +34,7 @@
  */
 
 #include "flow.h"
+#include "log.h"
 #include "conn.h"
 #include "device.h"
 #include "peer.h"
@@ -399,9 +400,8 @@ static void flow_learn(struct ftv_peer *peer, u32 carried)
 	if (!learned || budget < learned) {
 		WRITE_ONCE(peer->rotate_learned, budget);
 		/* Rare (the budget only falls): not rate-limited. */
-		pr_debug("%s: peer %llu: connections froze after %u and %u bytes; budget %u\n",
-			 peer->device->dev->name, peer->internal_id, before,
-			 carried, budget);
+		ftv_dev_dbg(peer->device->dev, "peer %llu: connections froze after %u and %u bytes; budget %u\n",
+			    peer->internal_id, before, carried, budget);
 	}
 }
 
@@ -440,14 +440,13 @@ static void flow_budgets(struct ftv_conn *c, u32 budget)
 /* The evidence for a stall verdict on @c, for the kernel log. */
 static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
 {
-	net_dbg_ratelimited("%s: peer %llu: connection %u stalled: data unanswered %u ms, asked %u ms ago, last heard %u ms ago, %u bytes on its way, %u received, srtt %u ms\n",
-			    c->device->dev->name, c->peer->internal_id,
-			    c->join_index,
-			    jiffies_to_msecs(now - READ_ONCE(c->una_since)),
-			    jiffies_to_msecs(now - READ_ONCE(c->probed_at)),
-			    jiffies_to_msecs(now - READ_ONCE(c->heard_at)),
-			    flow_load(c), ftv_flow_received(c),
-			    ftv_fec_srtt_ms(&c->session->fec));
+	ftv_dev_dbg_ratelimited(c->device->dev, "peer %llu: connection %u stalled: data unanswered %u ms, asked %u ms ago, last heard %u ms ago, %u bytes on its way, %u received, srtt %u ms\n",
+				c->peer->internal_id, c->join_index,
+				jiffies_to_msecs(now - READ_ONCE(c->una_since)),
+				jiffies_to_msecs(now - READ_ONCE(c->probed_at)),
+				jiffies_to_msecs(now - READ_ONCE(c->heard_at)),
+				flow_load(c), ftv_flow_received(c),
+				ftv_fec_srtt_ms(&c->session->fec));
 }
 
 /**

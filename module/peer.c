@@ -7,6 +7,7 @@
  */
 
 #include "peer.h"
+#include "log.h"
 #include "conn.h"
 #include "device.h"
 #include "fec.h"
@@ -59,7 +60,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	hash_add_rcu(fdev->peer_hashtable, &peer->pubkey_hash,
 		     pubkey_hash(public_key));
 	++fdev->num_peers;
-	pr_debug("%s: peer %llu created\n", fdev->dev->name, peer->internal_id);
+	ftv_dev_dbg(fdev->dev, "peer %llu created\n", peer->internal_id);
 	return peer;
 }
 
@@ -113,8 +114,8 @@ static void peer_release(struct kref *refcount)
 	struct ftv_peer *peer = container_of(refcount, struct ftv_peer,
 					     refcount);
 
-	pr_debug("%s: peer %llu destroyed\n", peer->device->dev->name,
-		 peer->internal_id);
+	ftv_dev_dbg(peer->device->dev, "peer %llu destroyed\n",
+		    peer->internal_id);
 	skb_queue_purge(&peer->staged);
 	/* Nobody reads the list without the peer's lock, or after this. */
 	kfree(peer->endpoints);

@@ -10,6 +10,7 @@
  */
 
 #include "send.h"
+#include "log.h"
 #include "conn.h"
 #include "crypto.h"
 #include "device.h"
@@ -271,8 +272,8 @@ static int send_segment(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 	return ip6_local_out(net, NULL, skb);
 
 err:
-	net_dbg_ratelimited("%s: cannot send to %pI6c: %d\n", fdev->dev->name,
-			    &tuple->remote, ret);
+	ftv_dev_dbg_ratelimited(fdev->dev, "cannot send to %pI6c: %d\n",
+				&tuple->remote, ret);
 	DEV_STATS_INC(fdev->dev, tx_carrier_errors);
 	kfree_skb(skb);
 	return ret;
@@ -620,8 +621,8 @@ static enum ftv_job_state seal_job(struct sk_buff *head)
 			ret = seal(conn, skb, counter + n++);
 	}
 	if (unlikely(ret)) {
-		net_dbg_ratelimited("%s: cannot seal message: %d\n",
-				    conn->device->dev->name, ret);
+		ftv_dev_dbg_ratelimited(conn->device->dev,
+					"cannot seal message: %d\n", ret);
 		return FTV_JOB_DEAD;
 	}
 	return FTV_JOB_DONE;
@@ -752,9 +753,8 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
 			     &conn->dst_cache);
 	if (IS_ERR(dst)) {
-		net_dbg_ratelimited("%s: cannot send to %pI6c: %ld\n",
-				    fdev->dev->name, &tuple.remote,
-				    PTR_ERR(dst));
+		ftv_dev_dbg_ratelimited(fdev->dev, "cannot send to %pI6c: %ld\n",
+					&tuple.remote, PTR_ERR(dst));
 		DEV_STATS_ADD(fdev->dev, tx_carrier_errors, count);
 		kfree_skb_list(segs);
 		return;

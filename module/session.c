@@ -8,6 +8,7 @@
  */
 
 #include "session.h"
+#include "log.h"
 #include "crypto.h"
 #include "flow.h"
 #include "open.h"
@@ -79,8 +80,8 @@ struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 	ftv_fec_conn_init(&s->fec, links->fec_stats, links->fec_setting,
 			  links->fec_rx_count, links->dev, links->local_port,
 			  links->remote_port);
-	pr_debug("%s: session %u:%u created\n", s->dev->name,
-		 ntohs(links->local_port), ntohs(links->remote_port));
+	ftv_dev_dbg(s->dev, "session %u:%u created\n",
+		    ntohs(links->local_port), ntohs(links->remote_port));
 	return s;
 }
 
@@ -114,7 +115,7 @@ static void session_release(struct kref *kref)
 	skb_queue_purge(&s->early);
 	ftv_crypto_free(s->send_tfm);
 	ftv_crypto_free(s->recv_tfm);
-	pr_debug("%s: session destroyed\n", s->dev->name);
+	ftv_dev_dbg(s->dev, "session destroyed\n");
 	kfree_sensitive(s);
 }
 

@@ -6,6 +6,7 @@
  */
 
 #include "timers.h"
+#include "log.h"
 #include "conn.h"
 #include "device.h"
 #include "netlink.h"
@@ -111,9 +112,8 @@ static void dead_expired(struct timer_list *timer)
 
 	if (!peer_alive(peer))
 		return;
-	net_dbg_ratelimited("%s: peer %llu: no answer for %u ms\n",
-			    peer->device->dev->name, peer->internal_id,
-			    READ_ONCE(dead_after_ms));
+	ftv_dev_dbg_ratelimited(peer->device->dev, "peer %llu: no answer for %u ms\n",
+				peer->internal_id, READ_ONCE(dead_after_ms));
 	WRITE_ONCE(peer->path_dead, true);
 	ftv_peer_lost(peer);
 	ftv_timers_want_connection(peer);

@@ -59,6 +59,10 @@ wait_for()
 # ---------------------------------------------------------------- cleanup
 
 FTV_NAMESPACES=()
+# The namespaces' inode numbers (/proc/PID/ns/net's "net:[N]"), which the
+# module's kernel log lines about a device carry: this script's own, that
+# it keeps the lines of (ftv_log_ours). The first is the one it runs in.
+FTV_NETNS_INUMS=("$(stat -L -c %i /proc/self/ns/net 2>/dev/null)")
 FTV_PIDS=()
 FTV_DEFERRED=()
 FTV_TMP=
@@ -123,6 +127,7 @@ ns_create()
 		name="ftv-$base-$var-$$"
 		ip netns add "$name" || return 1
 		FTV_NAMESPACES+=("$name")
+		FTV_NETNS_INUMS+=("$(stat -L -c %i "/run/netns/$name")")
 		ip -n "$name" link set lo up || return 1
 		printf -v "$var" '%s' "$name"
 	done
@@ -352,10 +357,30 @@ objects_balanced()
 	done
 }
 
-# dmesg_since MARK : the kernel log after MARK
+# dmesg_since MARK : the kernel log after MARK, without the module's lines
+# about other scripts' devices (ftv_log_ours)
 dmesg_since()
 {
-	dmesg | awk -v m="$1" 'found { print } index($0, m) { found = 1 }'
+	dmesg | awk -v m="$1" 'found { print } index($0, m) { found = 1 }' |
+		ftv_log_ours
+}
+
+# ftv_log_ours : filters kernel log lines: the module's lines about a
+# device in a namespace of another script (run.sh may run two at once)
+# go; the others stay, those about this script's devices without their
+# namespace ("ftv: ftv0 net:[N]: peer 1 created" becomes "ftv: ftv0: peer
+# 1 created"). Lines of no device (a KASAN report, say) stay: they may be
+# the other script's, and fail this one too.
+ftv_log_ours()
+{
+	awk -v ours=" ${FTV_NETNS_INUMS[*]} " '
+		match($0, / net:\[[0-9]+\]: /) {
+			n = substr($0, RSTART + 6, RLENGTH - 9)
+			if (!index(ours, " " n " "))
+				next
+			$0 = substr($0, 1, RSTART - 1) ": " substr($0, RSTART + RLENGTH)
+		}
+		{ print }'
 }
 
 # freed_memory_checked : whether this kernel catches writes into freed

@@ -17,6 +17,7 @@
 #   | ftvnlfuzz.py x 4 (seeds 1-4), ftvctl show / peer add / del   |
 #   +--------------------------------------------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
@@ -98,7 +99,11 @@ ktap_eq "ftvctl show never failed meanwhile ($churned peers added and removed)" 
 
 ktap_check "both devices can be deleted" \
 	sh -c "ip -n '$A' link del ftv0 && ip -n '$A' link del ftv1"
-since() { awk -v m="$mark" 'found { print } index($0, m) { found = 1 }' "$FTV_TMP/kmsg"; }
+since()
+{
+	awk -v m="$mark" 'found { print } index($0, m) { found = 1 }' "$FTV_TMP/kmsg" |
+		ftv_log_ours
+}
 # unmatched : objects created since the mark and not destroyed (objects of
 # earlier tests destroyed meanwhile do not count)
 unmatched()
