@@ -17,6 +17,7 @@
 #   |       10.0.0.3/24: stranger   |            |                           |
 #   +-------------------------------+            +---------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

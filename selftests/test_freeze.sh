@@ -27,6 +27,7 @@
 #   +--------------------+   |   carried 16 KB towards C      |  +--------------------+
 #                            +--------------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

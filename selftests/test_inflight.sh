@@ -23,6 +23,7 @@
 #   +--------------------+           +--------------------+
 #     iperf3 -P 4 both ways through ftv0
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

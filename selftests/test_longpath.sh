@@ -21,6 +21,7 @@
 #   +--------------------+  +--------------------------+   +--------------------+
 #     nc C -> S, then S -> C, 16 MB each; ss -tin on the sender meanwhile
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

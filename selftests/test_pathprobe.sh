@@ -24,6 +24,7 @@
 #   ns C (initiator)         ns R (router)              ns S (responder)
 #   ftv0 10.9.0.1   --- netem delay 10ms each way ---   ftv0 10.9.0.2 :51820
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -24,6 +24,7 @@
 #   | veth0 10.0.0.1               |---| veth0 10.0.0.2 :51820   |
 #   +------------------------------+   +-------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT

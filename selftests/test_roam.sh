@@ -33,6 +33,7 @@
 #   |                    |  |   then .3 (1.)           |   |                    |
 #   +--------------------+  +--------------------------+   +--------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh

@@ -48,6 +48,7 @@
 #   netdev ingress counters on C's and S's veth0 count what RSTs and FINs
 #   arrive.
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh
