@@ -27,6 +27,7 @@
 #   |  curl, nc, ftvpkt.py          |            |  tcpdump                      |
 #   +-------------------------------+            +-------------------------------+
 
+# run.sh: shares the VM
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_paths.sh
@@ -70,7 +71,7 @@ ip netns exec "$B" "$PYTHON" -m http.server "$FTV_PORT" --bind 10.0.0.2 \
 http=$!
 bg_track "$http"
 serving() { nsx "$B" ss -Hltn "sport = :$FTV_PORT" | grep -q .; }
-wait_for 10 serving || ktap_bail "the HTTP server did not start"
+wait_for 30 serving || ktap_bail "the HTTP server did not start"
 
 capture "$B" veth0 "$FTV_TMP/b.pcap" "tcp port $FTV_PORT" ||
 	ktap_bail "tcpdump did not start"
@@ -113,7 +114,7 @@ fi
 # ---- replayed SYNs
 kmark=$(kmsg_mark)
 refused_before=$(refused)
-created() { dmesg_since "$kmark" | grep -c "ftv: connection 51820:.* created"; }
+created() { dmesg_since "$kmark" | grep -c "ftv: ftv0: connection 51820:.* created"; }
 capture "$B" veth0 "$FTV_TMP/replay.pcap" "host 10.0.0.3 and tcp port $FTV_PORT" ||
 	ktap_bail "tcpdump did not start"
 tcpdump -n -r "$FTV_TMP/b.pcap" -w "$FTV_TMP/a-syn.pcap" \
