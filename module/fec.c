@@ -648,6 +648,29 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 }
 
 /**
+ * ftv_fec_forget_loss - the loss seen since the interval began was not
+ *	the path's
+ * @fc: the FEC state, from its session's receive serial step (which
+ *	ftv_fec_received() runs in too)
+ * @ppm: the estimate to go back to, if it is lower
+ *
+ * The asker of a probe's padding calls it when the padding stopped
+ * (probe.c): a new interval begins at the greatest counter received, and
+ * the estimate falls back to what it was before the padding.
+ */
+void ftv_fec_forget_loss(struct ftv_fec_conn *fc, u32 ppm)
+{
+	fc->interval_start = fc->greatest;
+	fc->interval_began = jiffies;
+	fc->interval_seen = 0;
+	atomic_set(&fc->dropped_here, 0);
+	if (ppm < fc->loss_ppm) {
+		WRITE_ONCE(fc->loss_ppm, ppm);
+		WRITE_ONCE(fc->stats->last_loss_ppm, ppm);
+	}
+}
+
+/**
  * ftv_fec_loss_to_report - the loss to put in a loss report
  * @fc: the FEC state of the connection it goes on
  *

@@ -210,6 +210,7 @@ void ftv_fec_hello(struct ftv_fec_conn *fc, const struct sk_buff *skb);
 void ftv_fec_dropped_here(struct ftv_fec_conn *fc, unsigned int segs);
 void ftv_fec_loss_report(struct ftv_fec_conn *fc, const struct sk_buff *skb);
 u32 ftv_fec_loss_to_report(const struct ftv_fec_conn *fc);
+void ftv_fec_forget_loss(struct ftv_fec_conn *fc, u32 ppm);
 void ftv_fec_keep(struct ftv_fec_conn *fc, u64 counter,
 		  const struct sk_buff *skb, ftv_fec_rebuilt_t rebuilt,
 		  void *arg);

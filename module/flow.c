@@ -75,10 +75,32 @@ u32 ftv_flow_received(const struct ftv_conn *c)
 	return ftv_faketcp_rcv_nxt(&c->rcv) - READ_ONCE(c->rcv_start);
 }
 
+/* Whether @c, a responder's connection with a budget, has room for a
+ * message of @len inner bytes and @repairs repair messages: what it sent,
+ * what is queued for it (repair messages too: they have not moved
+ * snd_nxt yet), each segment's overhead (a superpacket's segments are at
+ * most FTV_FLOW_SEGMENT long), and each repair message as long as a
+ * segment.
+ */
+static bool flow_room(const struct ftv_conn *c, u32 budget, unsigned int len,
+		      bool repairs)
+{
+	const struct ftv_fec_conn *fc = &c->session->fec;
+	unsigned int segs = max(1U, DIV_ROUND_UP(len, FTV_FLOW_SEGMENT));
+	u32 cost = len + segs * FTV_FLOW_OVERHEAD;
+
+	if (repairs)
+		cost += ftv_fec_repairs(segs, READ_ONCE(fc->k),
+					READ_ONCE(fc->m)) *
+			(FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD);
+	return flow_sent(c) + (u32)atomic_read(&c->queued) *
+	       (FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD) + cost <= budget;
+}
+
 /**
  * ftv_flow_may_send - whether @c may carry @len more bytes now
  * @c: an established connection
- * @len: a message's sealed length
+ * @len: a message's inner length
  *
  * Not once the initiator found it stalled or spent; on the responder,
  * not past the budget the initiator gave it: a censor that freezes a
@@ -90,11 +112,26 @@ bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
 
 	if (c->is_initiator)
 		return !READ_ONCE(c->stalled) && !READ_ONCE(c->spent);
-	/* What is queued for it has not moved snd_nxt yet. */
-	return !budget ||
-	       flow_sent(c) + (u32)atomic_read(&c->queued) *
-	       (FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD) +
-	       len + FTV_FLOW_OVERHEAD <= budget;
+	return !budget || flow_room(c, budget, len, false);
+}
+
+/**
+ * ftv_flow_repairs_fit - whether FEC's repair messages for a message of
+ *	@len inner bytes fit in @c's budget too
+ * @c: the connection ftv_flow_pick() chose for it
+ * @len: its inner length
+ *
+ * Repair messages cross a censor's byte count like any other: before
+ * they counted, a connection of a lossy session went past its budget by
+ * what FEC added. A message they do not fit goes without them (the last
+ * of a connection's budget, or repairs for a loss so high that one packet
+ * and its repairs are more than a budget).
+ */
+bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len)
+{
+	u32 budget = READ_ONCE(c->budget);
+
+	return c->is_initiator || !budget || flow_room(c, budget, len, true);
 }
 
 /* Whether data sent on @c is not acknowledged yet: the end of the last

@@ -50,6 +50,7 @@ enum ftv_flow_limits {
 
 struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len);
 bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len);
+bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len);
 void ftv_flow_data_sent(struct ftv_conn *conn);
 void ftv_flow_acked(struct ftv_conn *conn);
 void ftv_flow_established(struct ftv_conn *conn);

@@ -167,6 +167,47 @@ static bool probe_take(u64 *at, u64 now, u64 per_unit, u32 units)
 	return true;
 }
 
+/*
+ * The asker's side of a pad: what the peer pads on a connection that a
+ * censor froze, or past a policer, is lost on purpose, and the session's
+ * loss estimate must not take it for the path's (FEC would then send the
+ * peer's data with repairs sized to it: after a freeze step, so many that
+ * a connection's budget held one packet). The estimate before the first
+ * pad is kept, and the stop goes back to it (probe_stop_told()).
+ */
+static void probe_pad_asked(struct ftv_probe *probe, struct ftv_conn *conn)
+{
+	spin_lock_bh(&probe->lock);
+	if (!probe->padding_asked) {
+		probe->padding_asked = true;
+		probe->loss_before = READ_ONCE(conn->session->fec.loss_ppm);
+	}
+	spin_unlock_bh(&probe->lock);
+}
+
+/*
+ * The peer stopped padding (its answer to our stop came on @conn, after
+ * all of the padding): forget the loss since the first pad, and tell the
+ * peer the estimate now rather than at the end of the next interval.
+ */
+static void probe_stop_told(struct ftv_probe *probe, struct ftv_conn *conn)
+{
+	struct ftv_fec_conn *fec = &conn->session->fec;
+	bool asked;
+	u32 before;
+
+	spin_lock_bh(&probe->lock);
+	asked = probe->padding_asked;
+	before = probe->loss_before;
+	probe->padding_asked = false;
+	spin_unlock_bh(&probe->lock);
+	if (!asked)
+		return;
+	ftv_fec_forget_loss(fec, before);
+	if (READ_ONCE(fec->peer_has_fec))
+		ftv_send_loss_report(conn, ftv_fec_loss_to_report(fec));
+}
+
 /**
  * ftv_probe_send - send the peer one probe step
  * @peer: the peer
@@ -198,11 +239,14 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 	/* A pad over every connection is asked for on the opener. */
 	conn = probe_conn(peer, step->index == FTV_PROBE_INDEX_ALL ? 0 :
 			      step->index);
-	if (conn)
+	if (conn) {
+		if (step->step == FTV_PROBE_PAD)
+			probe_pad_asked(&peer->probe, conn);
 		ftv_send_padded(conn, &ask, sizeof(ask),
 				max_t(u32, step->length, sizeof(ask)));
-	else
+	} else {
 		ret = -ENOTCONN;
+	}
 	rcu_read_unlock_bh();
 	return ret;
 }
@@ -322,6 +366,8 @@ void ftv_probe_answered(struct ftv_conn *conn, struct sk_buff *skb)
 	probe->tell = tell;
 	probe->told = true;
 	spin_unlock_bh(&probe->lock);
+	if (tell.step == FTV_PROBE_STOP)
+		probe_stop_told(probe, conn);
 }
 
 /* The padding that is due now: the rate's credit since the last time,

@@ -44,6 +44,9 @@ enum ftv_probe_limits {
  * @pad_credit: bytes the rate allowed and that have not gone yet
  * @pad_at: ktime when @pad_credit was last brought up to date
  * @pad_work: sends the padding that is due
+ * @padding_asked: as the asker: a pad was asked for since the last stop
+ * @loss_before: as the asker: the session's loss estimate before that
+ *	first pad (ftv_fec_forget_loss() goes back to it at the stop)
  */
 struct ftv_probe {
 	spinlock_t lock; /* the fields below */
@@ -58,6 +61,8 @@ struct ftv_probe {
 	u32 pad_credit;
 	ktime_t pad_at;
 	struct delayed_work pad_work;
+	bool padding_asked;
+	u32 loss_before;
 };
 
 /**

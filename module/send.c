@@ -921,7 +921,8 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 		if (!IS_ERR(dst)) {
 			bool fits = fits_path(conn, skb, dst);
 
-			fec = fits && fits_fec(conn, skb, dst);
+			fec = fits && fits_fec(conn, skb, dst) &&
+			      ftv_flow_repairs_fit(conn, skb->len);
 			dst_release(dst);
 			if (unlikely(!fits)) {
 				DEV_STATS_INC(fdev->dev, tx_dropped);

@@ -87,9 +87,11 @@ if transfer "$S" "$C" 10.9.0.1 5001 "$FTV_TMP/data" 120; then
 else
 	ktap_fail "applied: 1 MB from S to C arrive intact through the freeze"
 fi
+ktap_diag "C's peer: rotations $(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'), flows up $(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["flows_up"]'); FEC at S $(ftv_peer_json "$S" ftv0 "$(pubkey_of c)" 'p["fec_stats"]'), at C $(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["fec_stats"]'); S's tx_dropped $(ip -n "$S" -s -j link show ftv0 | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["dropped"])')"
 ktap_eq "applied: no connection opened since carried 16 KB towards C" \
 	"$crossed0" "$(crossed)" ||
 	{ ktap_diag "C's peer: rotations $(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'), R dropped $(nft_packets "$R" "ip freeze") segments for the freeze; R's conntrack:"
-	  nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null | ktap_diag; }
+	  nsx "$R" conntrack -L -p tcp --dport "$FTV_PORT" 2>/dev/null | ktap_diag
+	  nsx "$S" "$FTVCTL" show ftv0 | ktap_diag; }
 
 ktap_finish
