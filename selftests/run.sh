@@ -229,9 +229,6 @@ while [ "${#running[@]}" -gt 0 ]; do
 	report "${running[$ended]}" "$rundir"
 	unset "running[$ended]"
 done
-# scripts/check.sh reads this line on the host: what it builds beside the
-# shared scripts must stop before the others, some of which judge by time.
-[ "${#alone[@]}" -gt 0 ] && echo "# run.sh: the scripts that run alone begin"
 for t in "${alone[@]}"; do
 	run_one "$t" "$rundir"
 	report "$t" "$rundir"
