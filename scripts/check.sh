@@ -401,6 +401,16 @@ for kver in $kvers; do
 		wait "$prebuild_pid"
 		prebuild_pid=
 	fi
+	# The early build is finished only if the plan, counting a whole
+	# build still to do, gives the debug kernel its core subset at
+	# least: waiting for it would take from 6.12's time otherwise.
+	if [ "$kver" = debug ] && [ -n "$debug_pid" ] && [ "$pace" -gt 0 ] &&
+	   [ "$(plan debug)" = skip ]; then
+		debug_build TERM
+		debug_build CONT
+		debug_pid=
+		trap - EXIT
+	fi
 	if [ "$kver" = debug ] && [ -n "$debug_pid" ]; then
 		echo "check: finishing the debug kernel's build at full speed"
 		renice -n 0 -g "$debug_pid" >/dev/null 2>&1
