@@ -76,7 +76,8 @@ u32 ftv_flow_received(const struct ftv_conn *c)
 }
 
 /* Whether @c, a responder's connection with a budget, has room for a
- * message of @len inner bytes and @repairs repair messages: what it sent,
+ * message of @len inner bytes and, if @repairs, the repair messages FEC
+ * sends with it at the session's current K:M: what it sent,
  * what is queued for it (repair messages too: they have not moved
  * snd_nxt yet), each segment's overhead (a superpacket's segments are at
  * most FTV_FLOW_SEGMENT long), and each repair message as long as a
