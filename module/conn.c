@@ -29,6 +29,8 @@
  *                                    was given up; a join, when    timers.c
  *                                    its session's opener retires
  *                                    or dies
+ *  ESTABLISHED       RETIRED         a probe's join, once up and   handshake.c
+ *                                    its first message sent
  *  RETIRED           LINGER          FTV_RETIRED_KEYS_MS passed;   gc
  *                                    keys freed after RCU
  *  any but NEW       DEAD            lingered FTV_LINGER_MS (gc),  gc, peer.c,
@@ -430,8 +432,10 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		}
 	}
 	spin_unlock_bh(&fdev->conn_lock);
-	/* The receive hook (softirq), no lock held. */
-	if (joined)
+	/* The receive hook (softirq), no lock held. A probe's join is no
+	 * flow: it goes again at once.
+	 */
+	if (joined && !conn->probe_join)
 		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 	return ours;
 }
@@ -1261,8 +1265,82 @@ static struct ftv_session *join_reserve(struct ftv_peer *peer, u32 *index,
 	return s;
 }
 
-/* Make the join @conn findable, if its session still wants it. */
-static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn)
+/*
+ * Whether a probe may open a join of the session @opener carries: one
+ * more than the session wants, so long as the responder takes it.
+ * Return: 0 or the reason why not.
+ */
+static int probe_join_allowed(struct ftv_peer *peer, struct ftv_conn *opener)
+{
+	lockdep_assert_held(&peer->lock);
+	if (peer->is_dead || !opener ||
+	    READ_ONCE(opener->state) != FTV_CONN_ESTABLISHED)
+		return -ENOTCONN;
+	if (!opener->is_initiator ||
+	    !READ_ONCE(opener->session->peer_takes_joins))
+		return -EOPNOTSUPP;
+	if (READ_ONCE(opener->session->joins) >= FTV_JOINS_MAX)
+		return -EBUSY;
+	return 0;
+}
+
+/* @tuple for the peer's endpoint numbered @i: of its list, else its one
+ * endpoint. The opener's own, local address and all, when it goes there.
+ */
+static int probe_join_tuple(struct ftv_peer *peer, struct ftv_conn *opener,
+			    u32 i, struct ftv_tuple *tuple)
+{
+	const struct ftv_endpoints *list = peer->endpoints;
+	const struct ftv_endpoint *ep;
+
+	lockdep_assert_held(&peer->lock);
+	if (list && i < list->count)
+		ep = &list->ep[i];
+	else if (!list && !i && peer->endpoint_configured)
+		ep = &peer->endpoint;
+	else
+		return -ERANGE;
+	tuple_from_endpoint(tuple, ep);
+	if (tuple->family == opener->tuple.family &&
+	    ipv6_addr_equal(&tuple->remote, &opener->tuple.remote) &&
+	    tuple->remote_port == opener->tuple.remote_port)
+		*tuple = opener->tuple;
+	return 0;
+}
+
+/* As join_reserve(), for a probe's join to the endpoint numbered @i:
+ * the session, or an ERR_PTR.
+ */
+static struct ftv_session *probe_join_reserve(struct ftv_peer *peer, u32 i,
+					      u32 *index, u64 *token,
+					      struct ftv_tuple *tuple)
+{
+	struct ftv_session *s;
+	struct ftv_conn *opener;
+	int ret;
+
+	spin_lock_bh(&peer->lock);
+	opener = rcu_dereference_protected(peer->conn,
+					   lockdep_is_held(&peer->lock));
+	ret = probe_join_allowed(peer, opener);
+	if (!ret)
+		ret = probe_join_tuple(peer, opener, i, tuple);
+	if (ret) {
+		spin_unlock_bh(&peer->lock);
+		return ERR_PTR(ret);
+	}
+	s = ftv_session_get(opener->session);
+	*index = ++s->join_next;
+	*token = ftv_join_token(&s->join_key, *index);
+	spin_unlock_bh(&peer->lock);
+	return s;
+}
+
+/* Make the join @conn findable, if its session still wants it (or, a
+ * probe's, still may open it).
+ */
+static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn,
+			 bool probe)
 {
 	struct ftv_device *fdev = peer->device;
 	struct ftv_conn *opener;
@@ -1272,7 +1350,8 @@ static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn)
 	opener = rcu_dereference_protected(peer->conn,
 					   lockdep_is_held(&peer->lock));
 	ok = opener && opener->session == conn->session &&
-	     join_wanted(peer, opener);
+	     (probe ? !probe_join_allowed(peer, opener) :
+		      join_wanted(peer, opener));
 	if (ok) {
 		spin_lock(&fdev->conn_lock);
 		ok = publish_locked(conn, FTV_CONN_SYN_SENT);
@@ -1284,27 +1363,31 @@ static bool publish_join(struct ftv_peer *peer, struct ftv_conn *conn)
 	return ok;
 }
 
-/* An initiator's join, its SYN ready to go; or NULL. May sleep. */
-static struct ftv_conn *prepare_join(struct ftv_peer *peer)
+/*
+ * An initiator's join of @s numbered @index, to @tuple (whose local
+ * address is picked if it has none), its SYN ready to go; or NULL. May
+ * sleep.
+ */
+static struct ftv_conn *join_create(struct ftv_peer *peer,
+				    struct ftv_session *s,
+				    struct ftv_tuple *tuple, u32 index,
+				    u64 token, bool probe)
 {
 	struct ftv_conn *conn = NULL;
-	struct ftv_session *s;
-	struct ftv_tuple tuple;
 	struct net *net;
-	u32 index;
-	u64 token;
 
-	s = join_reserve(peer, &index, &token, &tuple);
-	if (!s)
-		return NULL;
 	net = get_creating_net(peer->device);
-	if (net) {
-		conn = create_initiator(peer, &tuple, net, s);
-		put_net(net);
-	}
+	if (!net)
+		return NULL;
+	if (ipv6_addr_any(&tuple->local) &&
+	    ftv_send_pick_source(peer->device, net, tuple))
+		goto out;
+	conn = create_initiator(peer, tuple, net, s);
 	if (!conn)
 		goto out;
 	conn->join_index = index;
+	conn->probe_join = probe;
+	conn->spent = probe;
 	/* The token is the SYN's ISN and timestamp, as an opener's is. */
 	atomic_set(&conn->snd_nxt, lower_32_bits(token) + 1);
 	atomic_set(&conn->snd_una, lower_32_bits(token));
@@ -1312,8 +1395,74 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
 	conn->ts_offset = conn->syn_tsval - jiffies_to_msecs(jiffies);
 	atomic_set(&conn->ip_id, get_random_u32());
 out:
+	put_net(net);
+	return conn;
+}
+
+/* An initiator's join, its SYN ready to go; or NULL. May sleep. */
+static struct ftv_conn *prepare_join(struct ftv_peer *peer)
+{
+	struct ftv_conn *conn;
+	struct ftv_session *s;
+	struct ftv_tuple tuple;
+	u32 index;
+	u64 token;
+
+	s = join_reserve(peer, &index, &token, &tuple);
+	if (!s)
+		return NULL;
+	conn = join_create(peer, s, &tuple, index, token, false);
 	ftv_session_put(s);
 	return conn;
+}
+
+/**
+ * ftv_conn_probe_join - open one more join of the peer's session, for a probe
+ * @peer: the peer, whose current session this end opened
+ * @endpoint: the number of the endpoint in the peer's list it goes to
+ *	(0 without a list: the peer's endpoint)
+ * @index: set to the join's number in the session
+ *
+ * The join goes from a fresh source port, as every join does, whether
+ * the session wants one more or not: a probe learns from it whether a
+ * new connection to that endpoint gets through. It carries no data: if
+ * its SYN is answered, its first message brings the peer's side up, the
+ * probe records that it came up, and it is given up as a spent join is
+ * (ftv_conn_probe_join_up()); if not, the gc gives it up after
+ * FTV_JOIN_TIMEOUT_MS. May sleep.
+ *
+ * Return: 0; -ENOTCONN without a session, -EOPNOTSUPP when the peer
+ * takes no joins or opened the session itself, -EBUSY when the session
+ * has FTV_JOINS_MAX, -ERANGE when there is no such endpoint, -ENOMEM
+ * when no port or memory could be had.
+ */
+int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
+{
+	struct ftv_conn *conn;
+	struct ftv_session *s;
+	struct ftv_tuple tuple;
+	u64 token;
+	bool ok;
+
+	s = probe_join_reserve(peer, endpoint, index, &token, &tuple);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	conn = join_create(peer, s, &tuple, *index, token, true);
+	ftv_session_put(s);
+	if (!conn)
+		return -ENOMEM;
+	rcu_read_lock_bh();
+	ok = publish_join(peer, conn, true);
+	if (ok)
+		ftv_send_syn(conn);
+	rcu_read_unlock_bh();
+	if (!ok) {
+		ftv_conn_free(conn);
+		return -ENOTCONN;
+	}
+	ftv_dev_dbg(peer->device->dev, "peer %llu: probe join %u opened\n",
+		    peer->internal_id, *index);
+	return 0;
 }
 
 /**
@@ -1334,7 +1483,7 @@ void ftv_conn_open_joins(struct ftv_peer *peer)
 		if (!conn)
 			return;
 		rcu_read_lock_bh();
-		ok = publish_join(peer, conn);
+		ok = publish_join(peer, conn, false);
 		if (ok)
 			ftv_send_syn(conn);
 		rcu_read_unlock_bh();
@@ -1343,6 +1492,30 @@ void ftv_conn_open_joins(struct ftv_peer *peer)
 			return;
 		}
 	}
+}
+
+/**
+ * ftv_conn_probe_join_up - a probe's join came up and sent its first message
+ * @conn: the join, under RCU (the receive hook)
+ *
+ * The probe records it; it is retired and the responder told, as for a
+ * join that carried its budget, so that a join opened only to see whether
+ * it gets through carries nothing and outlives nothing.
+ */
+void ftv_conn_probe_join_up(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	bool retired = false;
+
+	ftv_probe_join_up(&conn->peer->probe, conn->join_index);
+	spin_lock_bh(&fdev->conn_lock);
+	if (conn->state == FTV_CONN_ESTABLISHED) {
+		retire_join_locked(conn);
+		retired = true;
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+	if (retired)
+		ftv_send_join_gone(conn);
 }
 
 /**

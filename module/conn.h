@@ -91,6 +91,8 @@ enum ftv_conn_state {
  * @stalled: the initiator found it stalled; nothing new goes on it
  * @rotating: initiator: it carried half its @budget; a successor is wanted
  * @spent: initiator: it carried its @budget; nothing new goes on it
+ * @probe_join: initiator: a probe's join, opened to learn whether a new
+ *	connection gets through; spent from the start, and given up once up
  * @budget: the bytes the responder may send on it, as the initiator
  *	drew them (0: no limit; flow.c)
  * @budget_told: initiator: @budget was told to the responder
@@ -139,6 +141,7 @@ struct ftv_conn {
 	bool stalled;
 	bool rotating;
 	bool spent;
+	bool probe_join;
 	bool budget_told;
 	u32 budget;
 	u32 snd_start;
@@ -173,6 +176,8 @@ void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
 void ftv_conn_stalled(struct ftv_conn *conn);
 void ftv_conn_spent(struct ftv_conn *conn);
 void ftv_conn_open_joins(struct ftv_peer *peer);
+int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index);
+void ftv_conn_probe_join_up(struct ftv_conn *conn);
 unsigned int ftv_conn_flows_up(const struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);
 void ftv_conn_kill_peer(struct ftv_peer *peer);

@@ -42,7 +42,9 @@ void ftv_handshake_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	 */
 	if (conn->join_index)
 		ftv_send_keepalive(conn);
-	else
+	if (conn->probe_join)
+		ftv_conn_probe_join_up(conn);
+	else if (!conn->join_index)
 		ftv_send_payload(conn, conn->session->init_msg,
 				 conn->session->init_len);
 }

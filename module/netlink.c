@@ -39,7 +39,7 @@ static const struct nla_policy endpoint_policy[FTV_ENDPOINT_A_MAX + 1] = {
 };
 
 static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
-	[FTV_PROBE_A_STEP] = NLA_POLICY_MAX(NLA_U8, FTV_PROBE_STOP),
+	[FTV_PROBE_A_STEP] = NLA_POLICY_MAX(NLA_U8, FTV_PROBE_JOIN),
 	[FTV_PROBE_A_INDEX] = { .type = NLA_U32 },
 	[FTV_PROBE_A_BYTES] = { .type = NLA_U32 },
 	[FTV_PROBE_A_RATE] = { .type = NLA_U32 },
@@ -47,6 +47,8 @@ static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
 	[FTV_PROBE_A_NONCE] = { .type = NLA_REJECT },
 	[FTV_PROBE_A_TELL] = { .type = NLA_REJECT },
 	[FTV_PROBE_A_CONNS] = { .type = NLA_REJECT },
+	[FTV_PROBE_A_JOINED] = { .type = NLA_REJECT },
+	[FTV_PROBE_A_JOINS_UP] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
@@ -1446,8 +1448,22 @@ static int put_probe_conns(struct sk_buff *skb, struct ftv_peer *peer)
 	return 0;
 }
 
+/* The joins of join steps that came up, by number. */
+static int put_probe_joins(struct sk_buff *skb, struct ftv_peer *peer)
+{
+	u32 joins[FTV_PROBE_JOINS];
+	unsigned int i, n;
+
+	n = ftv_probe_joins_up(&peer->probe, joins);
+	for (i = 0; i < n; i++)
+		if (nla_put_u32(skb, FTV_PROBE_A_JOINS_UP, joins[i]))
+			return -EMSGSIZE;
+	return 0;
+}
+
+/* @joined: the join a join step opened, 0 for none */
 static int probe_reply(struct genl_info *info, struct ftv_peer *peer,
-		       u32 nonce)
+		       u32 nonce, u32 joined)
 {
 	struct nlattr *nest, *probe;
 	struct sk_buff *skb;
@@ -1468,7 +1484,9 @@ static int probe_reply(struct genl_info *info, struct ftv_peer *peer,
 		goto err;
 	probe = nla_nest_start(skb, FTV_PEER_A_PROBE);
 	if (!probe || (nonce && nla_put_u32(skb, FTV_PROBE_A_NONCE, nonce)) ||
-	    put_probe_tell(skb, peer) || put_probe_conns(skb, peer))
+	    (joined && nla_put_u32(skb, FTV_PROBE_A_JOINED, joined)) ||
+	    put_probe_tell(skb, peer) || put_probe_conns(skb, peer) ||
+	    put_probe_joins(skb, peer))
 		goto err;
 	nla_nest_end(skb, probe);
 	nla_nest_end(skb, nest);
@@ -1523,6 +1541,33 @@ static int check_probe_step(const struct ftv_probe_request *step,
 	return 0;
 }
 
+/* A join step: open the join, or say why not. */
+static int probe_join(struct ftv_peer *peer,
+		      const struct ftv_probe_request *step, struct nlattr **tb,
+		      struct netlink_ext_ack *extack, u32 *joined)
+{
+	int ret = ftv_conn_probe_join(peer, step->index, joined);
+
+	switch (ret) {
+	case -EOPNOTSUPP:
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the peer takes no joins, or it opened the session");
+		break;
+	case -EBUSY:
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the session has all the joins the peer takes");
+		break;
+	case -ERANGE:
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_INDEX],
+				    "the peer has no endpoint of that number");
+		break;
+	case -ENOMEM:
+		NL_SET_ERR_MSG_MOD(extack, "no port or memory for a join");
+		break;
+	}
+	return ret;
+}
+
 static int probe(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *tb[FTV_PEER_A_MAX + 1];
@@ -1530,7 +1575,7 @@ static int probe(struct sk_buff *skb, struct genl_info *info)
 	struct ftv_probe_request step;
 	struct ftv_device *fdev;
 	struct ftv_peer *peer;
-	u32 nonce;
+	u32 nonce = 0, joined = 0;
 	int ret;
 
 	ret = parse_peer(info, tb);
@@ -1557,13 +1602,16 @@ static int probe(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENOENT;
 		goto out;
 	}
-	ret = ftv_probe_send(peer, &step, &nonce);
-	if (ret)
+	if (step.step == FTV_PROBE_JOIN)
+		ret = probe_join(peer, &step, ptb, info->extack, &joined);
+	else
+		ret = ftv_probe_send(peer, &step, &nonce);
+	if (ret == -ENOTCONN)
 		NL_SET_ERR_MSG_ATTR(info->extack, tb[FTV_PEER_A_PROBE] ?:
 				    info->attrs[FTV_A_PEER],
 				    "the peer's session or that connection is not up");
-	else
-		ret = probe_reply(info, peer, nonce);
+	if (!ret)
+		ret = probe_reply(info, peer, nonce, joined);
 	ftv_peer_put(peer);
 out:
 	dev_put(fdev->dev);

@@ -153,6 +153,39 @@ unsigned int ftv_probe_conns(struct ftv_peer *peer,
 	return n;
 }
 
+/**
+ * ftv_probe_join_up - a join that a probe opened came up
+ * @probe: the peer's probe
+ * @index: the join's number in its session
+ */
+void ftv_probe_join_up(struct ftv_probe *probe, u32 index)
+{
+	spin_lock_bh(&probe->lock);
+	probe->joins_up[probe->n_joins_up++ % FTV_PROBE_JOINS] = index;
+	spin_unlock_bh(&probe->lock);
+}
+
+/**
+ * ftv_probe_joins_up - the last joins a probe opened that came up
+ * @probe: the peer's probe
+ * @joins: filled with their numbers, oldest first
+ *
+ * Return: how many, FTV_PROBE_JOINS at most.
+ */
+unsigned int ftv_probe_joins_up(struct ftv_probe *probe,
+				u32 joins[FTV_PROBE_JOINS])
+{
+	unsigned int i, n, first;
+
+	spin_lock_bh(&probe->lock);
+	n = min_t(unsigned int, probe->n_joins_up, FTV_PROBE_JOINS);
+	first = probe->n_joins_up - n;
+	for (i = 0; i < n; i++)
+		joins[i] = probe->joins_up[(first + i) % FTV_PROBE_JOINS];
+	spin_unlock_bh(&probe->lock);
+	return n;
+}
+
 /* Take @units from a limit at @per_unit ns each, if it has them all: the
  * limit's time @at may move no later than a window past @now. Return:
  * whether it had them.

@@ -28,6 +28,8 @@ enum ftv_probe_limits {
 	 * rate asked, whichever is more.
 	 */
 	FTV_PROBE_BURST = 65536,
+	/* The probe's joins that came up, remembered by number: the last. */
+	FTV_PROBE_JOINS = 16,
 };
 
 /**
@@ -47,6 +49,9 @@ enum ftv_probe_limits {
  * @padding_asked: as the asker: a pad was asked for since the last stop
  * @loss_before: as the asker: the session's loss estimate before that
  *	first pad (ftv_fec_forget_loss() goes back to it at the stop)
+ * @joins_up: the numbers of the last FTV_PROBE_JOINS probe joins that
+ *	came up, the latest at (@n_joins_up - 1) % FTV_PROBE_JOINS
+ * @n_joins_up: how many came up since the peer was created
  */
 struct ftv_probe {
 	spinlock_t lock; /* the fields below */
@@ -63,6 +68,8 @@ struct ftv_probe {
 	struct delayed_work pad_work;
 	bool padding_asked;
 	u32 loss_before;
+	u32 joins_up[FTV_PROBE_JOINS];
+	unsigned int n_joins_up;
 };
 
 /**
@@ -106,5 +113,8 @@ void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb);
 void ftv_probe_answered(struct ftv_conn *conn, struct sk_buff *skb);
 unsigned int ftv_probe_conns(struct ftv_peer *peer,
 			     struct ftv_probe_conn *conns, unsigned int max);
+void ftv_probe_join_up(struct ftv_probe *probe, u32 index);
+unsigned int ftv_probe_joins_up(struct ftv_probe *probe,
+				u32 joins[FTV_PROBE_JOINS]);
 
 #endif /* _FTV_PROBE_H */

@@ -48,7 +48,7 @@ def main():
     ap.add_argument("--ynl", default=YNL)
     ap.add_argument("ifname")
     ap.add_argument("pubkey")
-    ap.add_argument("step", choices=["read", "echo", "pad", "stop"])
+    ap.add_argument("step", choices=["read", "echo", "pad", "stop", "join"])
     for name in ("index", "bytes", "rate", "length"):
         ap.add_argument("--" + name, type=int)
     ap.add_argument("--wait", type=float, default=0)

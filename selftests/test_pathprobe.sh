@@ -16,8 +16,9 @@
 #    all answered; both count probe_limited; a stop ends the padding;
 #  - bad requests get the errno and the message: no such peer, a pad step
 #    without its rate, bytes over the limit, an echo on every connection,
-#    a connection not up, a peer without a session, a probe step in
-#    set-peer;
+#    a connection not up, a peer without a session, a join to an
+#    endpoint the peer does not have, a join from the end that did not
+#    open the session, a probe step in set-peer;
 #  - the peer removed while it sends padding is freed (pr_debug pairs; on
 #    the debug kernel, KASAN sees no use after free).
 #
@@ -35,7 +36,7 @@ PROBE="$FTV_ROOT/selftests/ftvprobe.py"
 YNL_DIR=${FTV_YNL_CLI:-$FTV_ROOT/.cache/linux-source-6.12/tools/net/ynl/cli.py}
 YNL_DIR=${YNL_DIR%/cli.py}
 
-ktap_plan 21
+ktap_plan 23
 ftv_require
 [ -d "$YNL_DIR/lib" ] ||
 	ktap_bail "no ynl library at $YNL_DIR: make ynl (scripts/deps.sh installs linux-source-6.12)"
@@ -120,7 +121,7 @@ wait_for 5 test "$(limited)" -gt "$was"
 ktap_eq "limits: of 220 asks in a burst, some over 200 in 60 s go unanswered" 1 \
 	"$(($(limited) - was >= 5))" || ktap_diag "probe_limited $was -> $(limited)"
 
-# 13-19: bad requests
+# 13-21: bad requests
 ftv_keypair x
 X_KEY=$(pubkey_of x)
 expect_error()
@@ -153,6 +154,14 @@ expect_error "a peer without a session: ENOTCONN" \
 	"ENOTCONN the peer's session or that connection is not up" \
 	"$C" "$X_KEY" echo
 
+expect_error "a join to an endpoint the peer does not have: ERANGE" \
+	"ERANGE the peer has no endpoint of that number" \
+	"$C" "$S_KEY" join --index 1
+# EOPNOTSUPP, which Python's errno module names ENOTSUP (the same value).
+expect_error "a join from the end that did not open the session: EOPNOTSUPP" \
+	"ENOTSUP the peer takes no joins, or it opened the session" \
+	"$S" "$C_KEY" join
+
 s_hex=$(base64 -d <<<"$S_KEY" | od -An -tx1 | tr -d ' \n')
 out=$(nsx "$C" "$PYTHON" "$YNL_DIR/cli.py" --spec "$FTV_ROOT/docs/netlink/ftv.yaml" \
 	--no-schema --do set-peer --json \
@@ -164,7 +173,7 @@ else
 	ktap_diag "$out"
 fi
 
-# 20-21: S asks C for 1 MB at 1 Mbit/s; C's peer S goes while C pads.
+# 22-23: S asks C for 1 MB at 1 Mbit/s; C's peer S goes while C pads.
 out=$(probe "$S" "$C_KEY" pad --bytes 1000000 --rate 1000 --wait 5)
 [ "$(jq_ "$out" 'r["tell"]["bytes"]')" = 1000000 ] ||
 	ktap_diag "S's ask was not granted: $out"

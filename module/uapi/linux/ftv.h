@@ -52,7 +52,11 @@
  *   FTV_A_PEER nest with the public key and an FTV_PEER_A_PROBE nest:
  *   the ask's nonce, the peer's last answer and the session's
  *   connections. ENOENT if there is no such peer, ENOTCONN if it has no
- *   session or the connection named is not up.
+ *   session or the connection named is not up. A join step asks the peer
+ *   nothing: it opens a join to the endpoint numbered FTV_PROBE_A_INDEX,
+ *   whose number the reply's FTV_PROBE_A_JOINED gives; EOPNOTSUPP if the
+ *   peer takes no joins or opened the session, EBUSY if the session has
+ *   all the joins it takes, ERANGE if there is no such endpoint.
  */
 
 #ifndef _UAPI_LINUX_FTV_H
@@ -217,6 +221,7 @@ enum ftv_probe_step {
 	FTV_PROBE_ECHO,			/* what arrived of this ask? */
 	FTV_PROBE_PAD,			/* send padding on one connection */
 	FTV_PROBE_STOP,			/* stop sending padding */
+	FTV_PROBE_JOIN,			/* open a join to an endpoint */
 };
 
 /* Limits of a probe step's FTV_PROBE_A_BYTES, _RATE and _LENGTH */
@@ -230,7 +235,9 @@ enum ftv_probe_step {
 enum ftv_probe_attr {
 	FTV_PROBE_A_UNSPEC,
 	FTV_PROBE_A_STEP,		/* u8, enum ftv_probe_step */
-	FTV_PROBE_A_INDEX,		/* u32, the connection's number */
+	FTV_PROBE_A_INDEX,		/* u32, the connection's number (an
+					 * endpoint's, for a join step)
+					 */
 	FTV_PROBE_A_BYTES,		/* u32, padding a pad step asks for */
 	FTV_PROBE_A_RATE,		/* u32, kbit/s of a pad step */
 	FTV_PROBE_A_LENGTH,		/* u32, an echo's ask's length */
@@ -240,6 +247,13 @@ enum ftv_probe_attr {
 					 * nests
 					 */
 	FTV_PROBE_A_PAD,
+	FTV_PROBE_A_JOINED,		/* u32, the join a join step opened;
+					 * reply only
+					 */
+	FTV_PROBE_A_JOINS_UP,		/* u32, once per join a join step
+					 * opened that came up (the last 16);
+					 * reply only
+					 */
 
 	__FTV_PROBE_A_LAST,
 	FTV_PROBE_A_MAX = (__FTV_PROBE_A_LAST - 1)
