@@ -27,6 +27,7 @@ struct reply {
 	/* A probe's reply goes here, not into devices; @probed once read. */
 	struct probe_reply *probe;
 	bool probed;
+	bool quiet;			/* an error is returned, not printed */
 };
 
 struct request {

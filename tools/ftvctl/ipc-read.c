@@ -189,6 +189,8 @@ static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
 	[FTV_PROBE_A_NONCE] = { .type = NLA_U32 },
 	[FTV_PROBE_A_TELL] = { .type = NLA_NESTED },
 	[FTV_PROBE_A_CONNS] = { .type = NLA_NESTED },
+	[FTV_PROBE_A_JOINED] = { .type = NLA_U32 },
+	[FTV_PROBE_A_JOINS_UP] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy probe_tell_policy[FTV_PROBE_TELL_A_MAX + 1] = {
@@ -681,6 +683,18 @@ static int read_probe_conns(struct probe_reply *probe, struct nlattr *list)
 	return 0;
 }
 
+/* FTV_PROBE_A_JOINS_UP comes once per join: the parse kept only the last. */
+static void read_probe_joins(struct probe_reply *probe, struct nlattr *nest)
+{
+	struct nlattr *a;
+	int rem;
+
+	attr_for_each_nested(a, nest, rem)
+		if ((a->nla_type & NLA_TYPE_MASK) == FTV_PROBE_A_JOINS_UP &&
+		    probe->n_joins_up < PROBE_JOINS_MAX)
+			probe->joins_up[probe->n_joins_up++] = attr_u32(a);
+}
+
 static int read_probe(struct probe_reply *probe, struct nlattr *nest)
 {
 	struct nlattr *tb[FTV_PROBE_A_MAX + 1];
@@ -690,6 +704,10 @@ static int read_probe(struct probe_reply *probe, struct nlattr *nest)
 		return -EBADMSG;
 	if (tb[FTV_PROBE_A_NONCE])
 		probe->nonce = attr_u32(tb[FTV_PROBE_A_NONCE]);
+	if (tb[FTV_PROBE_A_JOINED])
+		probe->joined = attr_u32(tb[FTV_PROBE_A_JOINED]);
+	if (tb[FTV_PROBE_A_JOINS_UP])
+		read_probe_joins(probe, nest);
 	if (tb[FTV_PROBE_A_TELL]) {
 		if (read_probe_tell(&probe->tell, tb[FTV_PROBE_A_TELL]))
 			return -EBADMSG;

@@ -111,6 +111,8 @@ static int on_finish(struct nl_msg *msg, void *arg)
 
 static int reply_report(const struct reply *reply)
 {
+	if (reply->err && reply->quiet)
+		return reply->err;
 	if (!reply->err) {
 		if (reply->msg[0])
 			fprintf(stderr, "%s: warning: %s\n", PROG_NAME, reply->msg);
@@ -367,7 +369,10 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		.peer = &peer,
 		.probe = step,
 	};
-	struct reply reply = { .probe = out };
+	struct reply reply = {
+		.probe = out,
+		.quiet = step->step == FTV_PROBE_JOIN,
+	};
 	int ret;
 
 	memcpy(peer.public_key, key, FTV_KEY_LEN);

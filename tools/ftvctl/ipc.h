@@ -77,6 +77,8 @@ struct probe_conn {
  * 16 joins, with some to spare.
  */
 #define PROBE_CONNS_MAX 32
+/* The joins of join steps that came up, as the module remembers them. */
+#define PROBE_JOINS_MAX 16
 
 /* What the probe holds after a step. */
 struct probe_reply {
@@ -85,13 +87,19 @@ struct probe_reply {
 	struct probe_tell tell;
 	unsigned int n_conns;	/* the session's connections that are up */
 	struct probe_conn conns[PROBE_CONNS_MAX];
+	uint32_t joined;	/* the join a join step opened; 0: none */
+	/* The last joins of join steps that came up, oldest first. */
+	unsigned int n_joins_up;
+	uint32_t joins_up[PROBE_JOINS_MAX];
 };
 
 /*
  * Sends @step to the peer @key of @ifname and reads what the probe holds
  * into @reply. The peer's answer comes later: read steps show it once its
  * tell.nonce is the step's nonce. -ENOENT: no such peer; -ENOTCONN: no
- * session, or the connection named is not up.
+ * session, or the connection named is not up. A join step's errors
+ * (EOPNOTSUPP, EBUSY, ERANGE: the uapi header says which is which) are
+ * returned and not printed: the caller says what they mean for it.
  */
 int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	      const struct probe_step *step, struct probe_reply *reply);

@@ -29,7 +29,14 @@
  *  - more than 0.5 % lost, of the pad (when no policer or bottleneck
  *    explains its shortfall) or as the peer reports: "loss" (fec auto when
  *    fec is off, but not against a policer, whose drops repairs do not
- *    rebuild).
+ *    rebuild);
+ *  - joins from two fresh source ports to the endpoint the session rides,
+ *    neither up in 2.5 s, while the session's connection answers: "port
+ *    blocked" (new connections there fail, a new session's too), which
+ *    recommends the endpoints of the list that came up, or, with none,
+ *    flows 1 and rotate off, so that the tunnel keeps the connection it
+ *    has; a join to another endpoint of the list that did not come up
+ *    where one to some endpoint did: "endpoint blocked".
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -412,6 +419,121 @@ static void loss_verdicts(struct probe_report *r)
 		loss_evidence(r, v->evidence, sizeof(v->evidence));
 }
 
+/* Of the reach step's joins to the current endpoint (@current) or to the
+ * others: how many went, and how many came up.
+ */
+static unsigned int reach_count(const struct probe_report *r, bool current,
+				unsigned int *up)
+{
+	unsigned int i, n = 0;
+
+	*up = 0;
+	for (i = 0; i < r->n_reach; i++) {
+		if (r->reach[i].current != current)
+			continue;
+		n++;
+		*up += r->reach[i].up;
+	}
+	return n;
+}
+
+/* The first join of the reach step that came up, or NULL. */
+static const struct reach_result *reach_first_up(const struct probe_report *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_reach; i++)
+		if (r->reach[i].up)
+			return &r->reach[i];
+	return NULL;
+}
+
+/* The endpoints of the list, in its order, that a join reached. */
+static void reach_list(struct probe_report *r)
+{
+	unsigned int i;
+
+	r->rec_list.count = 0;
+	for (i = 0; i < r->n_reach; i++)
+		if (r->reach[i].up && !r->reach[i].current)
+			r->rec_list.ep[r->rec_list.count++] = r->reach[i].ep;
+	r->rec_endpoints = r->rec_list.count > 0;
+}
+
+static void port_verdict(struct probe_report *r, unsigned int tried)
+{
+	const struct reach_result *up = reach_first_up(r);
+	char ep[ENDPOINT_STRLEN];
+	struct probe_verdict *v;
+
+	reach_list(r);
+	if (!r->rec_endpoints) {
+		r->rec_flows = r->flows > 1;
+		r->rec_flows_n = 1;
+		r->rec_rotate = r->rotate != FTV_ROTATE_OFF;
+		r->rec_rotate_n = FTV_ROTATE_OFF;
+	}
+	v = verdict(r, PROBE_V_PORT);
+	if (!v)
+		return;
+	endpoint_to_string(ep, &r->endpoint);
+	add(v->evidence, sizeof(v->evidence),
+	    "%u joins from fresh source ports to %s got no answer in %.1f s, while the session's connection answered in %u ms",
+	    tried, ep, PROBE_REACH_WAIT, r->answer_ms);
+	if (up) {
+		endpoint_to_string(ep, &up->ep);
+		add(v->evidence, sizeof(v->evidence),
+		    "; one to %s came up in %u ms", ep, up->ms);
+	} else {
+		add(v->evidence, sizeof(v->evidence),
+		    "; %s: a new session needs a new connection too",
+		    r->endpoints.count > 1 ? "no other endpoint came up" :
+		    "the peer has no other endpoint");
+	}
+}
+
+static void endpoint_verdict(struct probe_report *r)
+{
+	const struct reach_result *up = reach_first_up(r);
+	char ep[ENDPOINT_STRLEN];
+	struct probe_verdict *v = NULL;
+	const char *sep = "a join to ";
+	unsigned int i;
+
+	for (i = 0; i < r->n_reach; i++) {
+		if (r->reach[i].current || r->reach[i].up)
+			continue;
+		if (!v)
+			v = verdict(r, PROBE_V_ENDPOINT);
+		if (!v)
+			return;
+		endpoint_to_string(ep, &r->reach[i].ep);
+		add(v->evidence, sizeof(v->evidence), "%s%s", sep, ep);
+		sep = ", ";
+	}
+	if (!v)
+		return;
+	endpoint_to_string(ep, &up->ep);
+	add(v->evidence, sizeof(v->evidence),
+	    " got no answer in %.1f s, where one to %s came up in %u ms",
+	    PROBE_REACH_WAIT, ep, up->ms);
+}
+
+static void reach_verdicts(struct probe_report *r)
+{
+	unsigned int tried, up, others, others_up;
+
+	r->rec_endpoints = false;
+	if (!r->n_reach)
+		return;
+	tried = reach_count(r, true, &up);
+	others = reach_count(r, false, &others_up);
+	if (tried >= PROBE_REACH_FRESH && !up)
+		port_verdict(r, tried);
+	if (others > others_up && (up || others_up))
+		endpoint_verdict(r);
+}
+
 void probe_judge(struct probe_report *r)
 {
 	struct probe_verdict *v;
@@ -439,6 +561,7 @@ void probe_judge(struct probe_report *r)
 	}
 	policing_verdicts(r);
 	loss_verdicts(r);
+	reach_verdicts(r);
 }
 
 size_t probe_recommended(const struct probe_report *r, char *buf, size_t len)
@@ -450,11 +573,23 @@ size_t probe_recommended(const struct probe_report *r, char *buf, size_t len)
 		add(buf, len, "flows %u", r->rec_flows_n);
 	if (r->rec_fec)
 		add(buf, len, "%sfec auto", buf[0] ? " " : "");
-	if (r->rec_rotate && r->rec_rotate_n % 1024 == 0)
+	if (r->rec_rotate && r->rec_rotate_n == FTV_ROTATE_OFF)
+		add(buf, len, "%srotate off", buf[0] ? " " : "");
+	else if (r->rec_rotate && r->rec_rotate_n % 1024 == 0)
 		add(buf, len, "%srotate %uk", buf[0] ? " " : "",
 		    r->rec_rotate_n / 1024);
 	else if (r->rec_rotate)
 		add(buf, len, "%srotate %u", buf[0] ? " " : "", r->rec_rotate_n);
+	if (r->rec_endpoints) {
+		char ep[ENDPOINT_STRLEN];
+		unsigned int i;
+
+		add(buf, len, "%sendpoint ", buf[0] ? " " : "");
+		for (i = 0; i < r->rec_list.count; i++) {
+			endpoint_to_string(ep, &r->rec_list.ep[i]);
+			add(buf, len, "%s%s", i ? "," : "", ep);
+		}
+	}
 	return strlen(buf);
 }
 
@@ -643,6 +778,46 @@ static void print_loss(const struct probe_report *r)
 	printf("loss: %.1f %% lost (%s)\n", ppm / 1e4, v->evidence);
 }
 
+/* "198.51.100.2:51820 up in 41 ms" for each join of the reach step */
+static void reach_evidence(const struct probe_report *r, char *buf,
+			   size_t len)
+{
+	char ep[ENDPOINT_STRLEN];
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < r->n_reach; i++) {
+		endpoint_to_string(ep, &r->reach[i].ep);
+		add(buf, len, "%s%s%s ", i ? ", " : "", ep,
+		    r->reach[i].current ? " (fresh port)" : "");
+		if (r->reach[i].up)
+			add(buf, len, "up in %u ms", r->reach[i].ms);
+		else
+			add(buf, len, "no answer in %.1f s", PROBE_REACH_WAIT);
+	}
+}
+
+static void print_reach(const struct probe_report *r)
+{
+	const struct probe_verdict *port = find_verdict(r, PROBE_V_PORT);
+	const struct probe_verdict *ep = find_verdict(r, PROBE_V_ENDPOINT);
+	char buf[320];
+
+	if (!r->n_reach) {
+		printf("reach: not measured, %s\n",
+		       r->reach_why ? r->reach_why : "not run");
+		return;
+	}
+	if (port)
+		printf("reach: %s (%s)\n", port->name, port->evidence);
+	if (ep)
+		printf("reach: %s (%s)\n", ep->name, ep->evidence);
+	if (port || ep)
+		return;
+	reach_evidence(r, buf, sizeof(buf));
+	printf("reach: not seen (%s)\n", buf);
+}
+
 /* "about 1.7 MB", in the decimal units of the run's limit */
 static void print_size(uint64_t bytes)
 {
@@ -656,7 +831,7 @@ static void print_size(uint64_t bytes)
 
 static void print_end(const struct probe_report *r)
 {
-	char args[64], key[KEY_B64_LEN + 1], fec[FEC_STRLEN];
+	char args[PROBE_ARGS_LEN], key[KEY_B64_LEN + 1], fec[FEC_STRLEN];
 	char rotate[ROTATE_STRLEN];
 
 	printf("took %.1f s and ", r->seconds);
@@ -710,6 +885,9 @@ void probe_print_part(const struct probe_report *r, enum probe_part part)
 	case PROBE_PART_LOSS:
 		print_loss(r);
 		break;
+	case PROBE_PART_REACH:
+		print_reach(r);
+		break;
 	case PROBE_PART_END:
 		print_end(r);
 		break;
@@ -727,6 +905,7 @@ void probe_print_text(const struct probe_report *r)
 	probe_print_part(r, PROBE_PART_RESETS);
 	probe_print_part(r, PROBE_PART_POLICING);
 	probe_print_part(r, PROBE_PART_LOSS);
+	probe_print_part(r, PROBE_PART_REACH);
 	probe_print_part(r, PROBE_PART_END);
 }
 
@@ -843,13 +1022,45 @@ static void json_freeze(const struct probe_report *r)
 	printf("]}");
 }
 
+static void json_reach(const struct probe_report *r)
+{
+	char ep[ENDPOINT_STRLEN];
+	unsigned int i;
+
+	printf("{\"verdicts\": [");
+	if (find_verdict(r, PROBE_V_PORT))
+		json_string(PROBE_V_PORT);
+	if (find_verdict(r, PROBE_V_ENDPOINT)) {
+		if (find_verdict(r, PROBE_V_PORT))
+			printf(", ");
+		json_string(PROBE_V_ENDPOINT);
+	}
+	printf("], \"measured\": %s, \"why\": ", r->n_reach ? "true" : "false");
+	if (r->n_reach)
+		printf("null");
+	else
+		json_string(r->reach_why ? r->reach_why : "not run");
+	printf(", \"joins\": [");
+	for (i = 0; i < r->n_reach; i++) {
+		endpoint_to_string(ep, &r->reach[i].ep);
+		printf("%s{\"endpoint\": ", i ? ", " : "");
+		json_string(ep);
+		printf(", \"current\": %s, \"up\": %s, \"ms\": ",
+		       r->reach[i].current ? "true" : "false",
+		       r->reach[i].up ? "true" : "false");
+		json_u64_or_null(r->reach[i].up, r->reach[i].ms);
+		printf("}");
+	}
+	printf("]}");
+}
+
 static void json_measurements(const struct probe_report *r)
 {
 	const char *why = NULL;
 	char buf[320];
 
 	if (!r->answered) {
-		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null, \"freeze\": null}");
+		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null, \"freeze\": null, \"reach\": null}");
 		return;
 	}
 	printf("{\n    \"resets\": {\"verdict\": ");
@@ -897,12 +1108,14 @@ static void json_measurements(const struct probe_report *r)
 	json_mtu(r);
 	printf(",\n    \"freeze\": ");
 	json_freeze(r);
+	printf(",\n    \"reach\": ");
+	json_reach(r);
 	printf("\n  }");
 }
 
 void probe_print_json(const struct probe_report *r)
 {
-	char key[KEY_B64_LEN + 1], args[64];
+	char key[KEY_B64_LEN + 1], args[PROBE_ARGS_LEN];
 	unsigned int i;
 
 	key_to_base64(key, r->key);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "containers.h"
+#include "encoding.h"
 #include "ipc.h"
 
 /* The whole run, at most (the man page says so). */
@@ -47,6 +48,14 @@
 #define PROBE_FREEZE_MAX 1000000
 /* The smallest budget rotate takes. */
 #define PROBE_ROTATE_MIN 4096
+/* The reach step: this many joins from fresh source ports to the current
+ * endpoint and one to each other endpoint of the peer's list, each up or
+ * not within this many seconds (a join's SYN goes again after 1 s, and
+ * the module gives the join up after 3 s).
+ */
+#define PROBE_REACH_FRESH 2
+#define PROBE_REACH_WAIT 2.5
+#define PROBE_REACH_MAX (PROBE_REACH_FRESH + FTV_MAX_ENDPOINTS - 1)
 
 /* A pad, and what came of it on each connection. */
 struct pad_result {
@@ -74,6 +83,14 @@ struct freeze_result {
 	bool froze;		/* nothing came for PROBE_FREEZE_QUIET before the end */
 };
 
+/* One join of the reach step. */
+struct reach_result {
+	union endpoint ep;
+	bool current;		/* to the endpoint the session rides */
+	bool up;
+	unsigned int ms;	/* from the step to it being up */
+};
+
 struct probe_conn_result {
 	uint32_t index;
 	uint64_t rx_bytes;	/* when the probe began */
@@ -95,8 +112,10 @@ struct probe_verdict {
 #define PROBE_V_MTU_HOLE "path MTU black hole"
 #define PROBE_V_MTU_LOW "path MTU below the device's"
 #define PROBE_V_FREEZE "byte-budget freeze"
+#define PROBE_V_PORT "port blocked"
+#define PROBE_V_ENDPOINT "endpoint blocked"
 
-#define PROBE_VERDICTS_MAX (PROBE_CONNS_MAX + 4)
+#define PROBE_VERDICTS_MAX (PROBE_CONNS_MAX + 6)
 
 /*
  * Everything a run measured, filled in by probe.c step by step; the
@@ -114,6 +133,8 @@ struct probe_report {
 	struct fec fec;
 	uint32_t rotate;
 	bool dials;		/* this end opens the sessions: flows is set here */
+	union endpoint endpoint;	/* the current one */
+	struct endpoint_list endpoints;	/* count 0: no list */
 
 	/* 1. The answer. */
 	bool answered;
@@ -162,6 +183,11 @@ struct probe_report {
 	bool has_rebuilt;
 	uint64_t rebuilt;
 
+	/* 8. Reach: joins from fresh source ports, to each endpoint. */
+	const char *reach_why;	/* why not measured, or NULL */
+	unsigned int n_reach;
+	struct reach_result reach[PROBE_REACH_MAX];
+
 	/* The run. */
 	double seconds;
 	uint64_t bytes;
@@ -177,7 +203,9 @@ struct probe_report {
 	bool rec_mtu;		/* the device's MTU, rec_mtu_n */
 	unsigned int rec_mtu_n;
 	bool rec_rotate;	/* rotate rec_rotate_n bytes */
-	uint32_t rec_rotate_n;
+	uint32_t rec_rotate_n;	/* or FTV_ROTATE_OFF */
+	bool rec_endpoints;	/* endpoint: those of rec_list */
+	struct endpoint_list rec_list;
 };
 
 uint64_t pad_total(const struct pad_result *pad);
@@ -203,8 +231,10 @@ uint32_t pad_loss_ppm(uint32_t granted, uint64_t came, unsigned int mtu);
 void probe_judge(struct probe_report *r);
 /*
  * The arguments of `ftvctl peer set IFACE KEY` the verdicts recommend at
- * this end ("flows 4 fec auto"), or "" for none. Returns their length.
+ * this end ("flows 4 fec auto"), or "" for none. Returns their length;
+ * PROBE_ARGS_LEN holds the longest.
  */
+#define PROBE_ARGS_LEN (64 + FTV_MAX_ENDPOINTS * (ENDPOINT_STRLEN + 1))
 size_t probe_recommended(const struct probe_report *r, char *buf, size_t len);
 
 /* The report's lines, as each measurement ends, or all at once. */
@@ -216,6 +246,7 @@ enum probe_part {
 	PROBE_PART_RESETS,
 	PROBE_PART_POLICING,
 	PROBE_PART_LOSS,
+	PROBE_PART_REACH,
 	PROBE_PART_END,		/* the run's cost and the recommendation */
 };
 

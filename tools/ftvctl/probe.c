@@ -19,7 +19,11 @@
  *  6. policing: 1 MB of padding at 8 Mbit/s on one connection and, when
  *     it came short, as long a pad at half that rate on each of them
  *     (not after a freeze: the first connection would freeze too);
- *  7. loss: what the pad lacked, and what FEC's counters say.
+ *  7. loss: what the pad lacked, and what FEC's counters say;
+ *  8. reach: joins from two fresh source ports to the endpoint the
+ *     session rides, and one to each other endpoint of the peer's list,
+ *     each up within 2.5 s or not (the module gives each up once it is:
+ *     they carry nothing).
  *
  * The peer serves one peer 200 answers and 5 MiB of padding a minute, so
  * a run asks for what it needs and no more: one pad on a clean path.
@@ -238,6 +242,9 @@ static void take_settings(struct run *run, const struct device *dev,
 	 */
 	r->outer_overhead = PROBE_MSG_OVERHEAD + 32 +
 			    (peer->endpoint.addr.sa_family == AF_INET6 ? 40 : 20);
+	r->endpoint = peer->endpoint;
+	if (peer->endpoints)
+		r->endpoints = *peer->endpoints;
 	r->has_own_key = dev->flags & DEVICE_HAS_PUBLIC_KEY;
 	memcpy(r->own_key, dev->public_key, FTV_KEY_LEN);
 }
@@ -701,6 +708,118 @@ static int step_loss(struct run *run)
 	return 0;
 }
 
+/* Whether the join numbered @index came up: join steps' joins are given
+ * up as soon as they are, so they are seldom seen among the connections.
+ */
+static bool join_came_up(const struct probe_reply *rep, uint32_t index)
+{
+	unsigned int i;
+
+	for (i = 0; i < rep->n_joins_up; i++)
+		if (rep->joins_up[i] == index)
+			return true;
+	return find_conn(rep, index) != NULL;
+}
+
+/* Why a join step failed, for the report. */
+static const char *join_refused(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP:
+		return "the peer's module takes no joins";
+	case -EBUSY:
+		return "the session has all the joins the peer takes";
+	case -ENOTCONN:
+		return "the session went down";
+	case -ERANGE:
+	case -EINVAL:
+		return "this end's module cannot open a join for a probe";
+	default:
+		return "a join could not be opened";
+	}
+}
+
+/* Opens the reach step's join to the endpoint numbered @ep (@current:
+ * the session's); 0 or the step's error.
+ */
+static int reach_open(struct run *run, uint32_t ep, bool current,
+		      uint32_t *joined)
+{
+	const struct probe_step step = { .step = FTV_PROBE_JOIN, .index = ep };
+	struct probe_report *r = &run->r;
+	struct reach_result *res;
+	struct probe_reply rep;
+	int ret;
+
+	ret = ipc_probe(run->ifname, run->key, &step, &rep);
+	if (ret)
+		return ret;
+	res = &r->reach[r->n_reach];
+	joined[r->n_reach++] = rep.joined;
+	res->current = current;
+	res->ep = r->endpoints.count ? r->endpoints.ep[ep] : r->endpoint;
+	return 0;
+}
+
+/* 8: joins from fresh source ports to the current endpoint, and to each
+ * other endpoint of the list; which came up within PROBE_REACH_WAIT.
+ */
+static void step_reach(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	uint32_t joined[PROBE_REACH_MAX], cur = 0, i;
+	struct probe_reply rep;
+	double t0 = now();
+	unsigned int n, up;
+	int ret = 0;
+
+	if (!r->dials) {
+		r->reach_why = "the peer opens the sessions: probe from its end";
+		return;
+	}
+	if (t0 + PROBE_REACH_WAIT > run->deadline) {
+		r->reach_why = "out of time";
+		return;
+	}
+	for (i = 0; i < r->endpoints.count; i++)
+		if (endpoint_equal(&r->endpoints.ep[i], &r->endpoint))
+			cur = i;
+	/*
+	 * The other endpoints first: the peer expects the next four joins
+	 * of a session only, so joins lost to a blocked port would leave
+	 * none for the others.
+	 */
+	for (i = 0; !ret && i < r->endpoints.count; i++)
+		if (i != cur)
+			ret = reach_open(run, i, false, joined);
+	for (i = 0; !ret && i < PROBE_REACH_FRESH; i++)
+		ret = reach_open(run, cur, true, joined);
+	if (ret && !r->n_reach) {
+		r->reach_why = join_refused(ret);
+		return;
+	}
+	n = r->n_reach;
+	for (up = 0; up < n && now() < t0 + PROBE_REACH_WAIT;) {
+		sleep_seconds(clamp((now() - t0) / 4, POLL_MIN, POLL_MAX));
+		if (probe_read(run, &rep))
+			break;
+		for (i = 0; i < n; i++) {
+			if (r->reach[i].up || !join_came_up(&rep, joined[i]))
+				continue;
+			r->reach[i].up = true;
+			r->reach[i].ms = (unsigned int)((now() - t0) * 1000 + 0.5);
+			up++;
+		}
+	}
+	/* A join refused part way (the session's last it takes) is not
+	 * counted as one that got no answer.
+	 */
+	if (ret && up < n)
+		r->reach_why = join_refused(ret);
+	if (ret && up < n)
+		r->n_reach = 0;
+}
+
 /* What came on the connections since the run began, and the asks. */
 static void count_bytes(struct run *run)
 {
@@ -729,7 +848,7 @@ static int apply_mtu(struct run *run, FILE *out)
 static int apply(struct run *run)
 {
 	struct probe_report *r = &run->r;
-	char args[64], key[KEY_B64_LEN + 1];
+	char args[PROBE_ARGS_LEN], key[KEY_B64_LEN + 1];
 	struct peer peer = { .flags = PEER_HAS_PUBLIC_KEY };
 	FILE *out = run->json ? stderr : stdout;
 
@@ -751,6 +870,14 @@ static int apply(struct run *run)
 	if (r->rec_rotate) {
 		peer.flags |= PEER_HAS_ROTATE;
 		peer.rotate = r->rec_rotate_n;
+	}
+	if (r->rec_endpoints) {
+		peer.flags |= PEER_HAS_ENDPOINT;
+		peer.endpoint = r->rec_list.ep[0];
+		if (r->rec_list.count > 1) {
+			peer.flags |= PEER_HAS_ENDPOINTS;
+			peer.endpoints = &r->rec_list;
+		}
 	}
 	if (ipc_set_peer(run->ifname, &peer))
 		return 1;
@@ -825,6 +952,8 @@ static int probe_run(struct run *run)
 	if (step_loss(run))
 		return 1;
 	progress(run, PROBE_PART_LOSS);
+	step_reach(run);
+	progress(run, PROBE_PART_REACH);
 	count_bytes(run);
 	probe_judge(r);
 	if (run->json)

@@ -239,6 +239,55 @@ static void path_freeze(struct probe_report *r)
 	memset(&r->one, 0, sizeof(r->one));
 }
 
+/* @s, "a.b.c.d:port", into @ep */
+static void ep_set(union endpoint *ep, const char *s)
+{
+	if (!parse_endpoint(ep, s))
+		abort();
+}
+
+/* Four connections as clean, and the reach step's joins: two from
+ * fresh source ports to 198.51.100.2:51820, the current endpoint (up
+ * when @current_up), and with @list one to 198.51.100.3:51820 (up when
+ * @other_up).
+ */
+static void reach_set(struct probe_report *r, bool list, bool current_up,
+		      bool other_up)
+{
+	unsigned int i;
+
+	path_clean(r);
+	ep_set(&r->endpoint, "198.51.100.2:51820");
+	if (list) {
+		r->endpoints.count = 2;
+		r->endpoints.ep[0] = r->endpoint;
+		ep_set(&r->endpoints.ep[1], "198.51.100.3:51820");
+	}
+	for (i = 0; i < PROBE_REACH_FRESH; i++)
+		r->reach[r->n_reach++] = (struct reach_result){
+			.ep = r->endpoint, .current = true, .up = current_up,
+			.ms = current_up ? 41 + i : 0 };
+	if (list)
+		r->reach[r->n_reach++] = (struct reach_result){
+			.ep = r->endpoints.ep[1], .up = other_up,
+			.ms = other_up ? 44 : 0 };
+}
+
+static void path_port(struct probe_report *r)
+{
+	reach_set(r, false, false, false);
+}
+
+static void path_port_list(struct probe_report *r)
+{
+	reach_set(r, true, false, true);
+}
+
+static void path_endpoint(struct probe_report *r)
+{
+	reach_set(r, true, true, false);
+}
+
 static const struct {
 	const char *name;
 	void (*fill)(struct probe_report *r);
@@ -255,6 +304,9 @@ static const struct {
 	{ "mtu-hole", path_mtu_hole },
 	{ "mtu-icmp", path_mtu_icmp },
 	{ "freeze", path_freeze },
+	{ "port", path_port },
+	{ "port-list", path_port_list },
+	{ "endpoint", path_endpoint },
 };
 
 #define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
@@ -273,7 +325,7 @@ static bool has(const struct probe_report *r, const char *name)
 
 static bool recommends(const struct probe_report *r, const char *args)
 {
-	char buf[64];
+	char buf[PROBE_ARGS_LEN];
 
 	probe_recommended(r, buf, sizeof(buf));
 	if (strcmp(buf, args))
@@ -465,6 +517,56 @@ static void test_paths(void)
 	r.answered = false;
 	probe_judge(&r);
 	check(!r.n_verdicts && recommends(&r, ""), "no answer: no verdict");
+
+	reach_set(&r, true, true, true);
+	probe_judge(&r);
+	check(!r.n_verdicts && recommends(&r, ""),
+	      "reach: every join up, no verdict");
+	path_port(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_PORT) && r.n_verdicts == 1 &&
+	      recommends(&r, "flows 1 rotate off"),
+	      "port blocked, no other endpoint: keep the connection (flows 1 rotate off)");
+	check(strstr(r.verdicts[0].evidence,
+		     "2 joins from fresh source ports to 198.51.100.2:51820 got no answer in 2.5 s, while the session's connection answered in 23 ms") != NULL,
+	      "port blocked: the joins, the endpoint and the answer as evidence");
+	r.flows = 1;
+	r.rotate = FTV_ROTATE_OFF;
+	probe_judge(&r);
+	check(has(&r, PROBE_V_PORT) && recommends(&r, ""),
+	      "port blocked with flows 1 rotate off already: nothing to change");
+	path_port(&r);
+	r.reach[1].up = true;
+	probe_judge(&r);
+	check(!r.n_verdicts, "port: one fresh port of two up is no verdict");
+	path_port(&r);
+	r.n_reach = 1;
+	probe_judge(&r);
+	check(!r.n_verdicts, "port: one join lost alone is no verdict");
+	path_port_list(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_PORT) && !has(&r, PROBE_V_ENDPOINT) &&
+	      recommends(&r, "endpoint 198.51.100.3:51820"),
+	      "port blocked, another endpoint up: the endpoints that came up");
+	path_endpoint(&r);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_ENDPOINT) && r.n_verdicts == 1 &&
+	      recommends(&r, "") &&
+	      strstr(r.verdicts[0].evidence,
+		     "a join to 198.51.100.3:51820 got no answer in 2.5 s, where one to 198.51.100.2:51820 came up in 41 ms"),
+	      "endpoint blocked: another endpoint fails where the current works");
+	path_freeze(&r);
+	reach_set(&r, false, false, false);
+	r.n_freeze = 3;
+	r.freeze[0].froze = r.freeze[1].froze = true;
+	r.freeze[0].carried = r.freeze[1].carried = 15400;
+	r.freeze[0].came = r.freeze[1].came = 13000;
+	r.not_measured = "a connection froze (a pad on the first would freeze it)";
+	memset(&r.one, 0, sizeof(r.one));
+	probe_judge(&r);
+	check(has(&r, PROBE_V_FREEZE) && has(&r, PROBE_V_PORT) &&
+	      recommends(&r, "flows 1 rotate off"),
+	      "a freeze, and new connections blocked: no rotation");
 }
 
 /* ---- a simulated peer -------------------------------------------------- */
@@ -492,6 +594,7 @@ static struct sim {
 	struct fec fec;
 	uint64_t rst;
 	bool dials;
+	bool port_blocked;		/* joins get no answer */
 
 	/* what the kernel holds */
 	uint32_t nonce;
@@ -506,6 +609,8 @@ static struct sim {
 	double pad_t0;
 	uint64_t pad_came[PROBE_CONNS_MAX];
 	unsigned int asks;
+	unsigned int joins;		/* opened by join steps */
+	double join_at[PROBE_REACH_MAX];
 	bool applied;
 	struct peer set;
 } sim;
@@ -597,7 +702,12 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	memset(reply, 0, sizeof(*reply));
 	sim_update();
 	sim_answer();
-	if (step->step != FTV_PROBE_READ) {
+	if (step->step == FTV_PROBE_JOIN) {
+		if (!sim.n || sim.joins == PROBE_REACH_MAX)
+			return -ENOTCONN;
+		sim.join_at[sim.joins++] = now();
+		reply->joined = 100 + sim.joins;
+	} else if (step->step != FTV_PROBE_READ) {
 		if (index >= sim.n) {
 			fprintf(stderr, "%s: the peer's session or that connection is not up (%s)\n",
 				PROG_NAME, strerror(ENOTCONN));
@@ -642,6 +752,11 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		reply->conns[i].has_rx_stream = true;
 		reply->conns[i].rx_stream = sim.stream0 + sim.rx[i];
 	}
+	/* Joins come up a round trip after they went, unless blocked. */
+	for (i = 0; i < sim.joins && !sim.port_blocked; i++)
+		if (now() >= sim.join_at[i] + 0.02)
+			reply->conns[reply->n_conns++] = (struct probe_conn){
+				.index = 101 + i };
 	return 0;
 }
 
@@ -685,11 +800,14 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 		peer->resets = (struct resets){ .ttl = 40, .peer_ttl = 63,
 						.has_peer_ttl = true };
 	}
+	ep_set(&peer->endpoint, "198.51.100.2:51820");
+	peer->flags |= PEER_HAS_ENDPOINT;
 	if (sim.dials) {
 		peer->endpoints = calloc(1, sizeof(*peer->endpoints));
 		if (!peer->endpoints)
 			abort();
 		peer->endpoints->count = 1;
+		peer->endpoints->ep[0] = peer->endpoint;
 	}
 	device_add_peer(dev, peer);
 	*devices = dev;
@@ -729,6 +847,8 @@ static const struct {
 			.route_mtu = 1280, .fec = FEC_DEFAULT } },
 	{ "freeze", { .n = 4, .flows = 4, .silent = -1, .freeze_after = 16384,
 		      .stream0 = 1500, .fec = FEC_DEFAULT } },
+	{ "port-blocked", { .n = 2, .flows = 2, .silent = -1,
+			    .port_blocked = true, .fec = FEC_DEFAULT } },
 	{ "mute", { .n = 4, .flows = 4, .silent = -1, .mute = true } },
 	{ "down", { .n = 0, .flows = 4, .silent = -1 } },
 };
