@@ -79,6 +79,8 @@ ktap_diag "$(segments) segments; ${sent_s:-} ${sent_c:-}"
 ignored() { [ "$(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["drops"].get("rst", 0)')" -ge 1 ]; }
 wait_for 5 ignored || ktap_diag "C did not count the RST it ignored"
 bg_ping_stop injected
+# Before the probe, whose reach step opens joins of its own.
+ports=$(paths_client_ports "$mark" | tr '\n' ' ')
 
 # ---- the probe
 out=$(ftvctl_probe)
@@ -91,7 +93,7 @@ ktap_eq "it recommends no setting for them" "" "$(probe_field 'r["recommended"] 
 ktap_eq "within 30 s and 5 MB" True \
 	"$(probe_field 'r["seconds"] <= 30 and r["bytes"] < 5000000')"
 ktap_eq "no ping lost meanwhile, and C opened no new connection" \
-	"0 " "$((PING_SENT - PING_GOT > 1 ? PING_SENT - PING_GOT - 1 : 0)) $(paths_client_ports "$mark" | tr '\n' ' ')"
+	"0 " "$((PING_SENT - PING_GOT > 1 ? PING_SENT - PING_GOT - 1 : 0)) $ports"
 
 # ---- without the injector: a new session, its counters at 0
 if ! { nsx "$C" "$FTVCTL" peer del ftv0 "$S_KEY" &&
