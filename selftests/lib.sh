@@ -208,6 +208,17 @@ ftv_require_module()
 		ktap_bail "ftv module is not loaded and could not be loaded from $FTV_KO"
 }
 
+# require_tools TOOL... : skip the whole script (KTAP) unless every TOOL
+# is installed
+require_tools()
+{
+	local tool
+
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
+	done
+}
+
 # ftv_require : the module and ftvctl
 ftv_require()
 {

@@ -34,9 +34,7 @@ FREEZE=16384
 
 ktap_plan 7
 ftv_require
-for tool in conntrack nc nft; do
-	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
-done
+require_tools conntrack nc nft
 
 paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 paths_freeze "$FREEZE" || ktap_bail "cannot set up R's freeze"

@@ -31,9 +31,7 @@ AFTER=40
 
 ktap_plan 8
 ftv_require
-for tool in nft conntrack; do
-	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
-done
+require_tools nft conntrack
 
 paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 nsx "$R" nft -f - <<NFT || ktap_bail "cannot count the tunnel's segments on R"
