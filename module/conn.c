@@ -426,6 +426,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 			/* A join needs no key exchange: it is up. */
 			list_del_init(&conn->gc_entry);
 			set_state(conn, FTV_CONN_ESTABLISHED);
+			WRITE_ONCE(conn->session->joins_lost, 0);
 			joined = true;
 		} else {
 			set_state(conn, FTV_CONN_HANDSHAKE_SENT);
@@ -595,6 +596,23 @@ struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 	return rhashtable_lookup(&fdev->conn_table, tuple, conn_params);
 }
 
+/* An initiator's join @conn got no answer: the responder's window of
+ * expected numbers did not move, and one number less of it is left.
+ */
+static void joins_lost_locked(struct ftv_conn *conn)
+{
+	struct ftv_session *s = conn->session;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	if (s->joins_lost >= FTV_JOIN_AHEAD)
+		return;
+	WRITE_ONCE(s->joins_lost, s->joins_lost + 1);
+	if (s->joins_lost == FTV_JOIN_AHEAD)
+		ftv_dev_dbg(conn->device->dev,
+			    "peer %llu: %u joins lost in a row; none more until the next session\n",
+			    conn->peer->internal_id, FTV_JOIN_AHEAD);
+}
+
 /* Give up on the joins that did not come up in time. An initiator's
  * connect work then opens others, if its session still wants them.
  */
@@ -607,8 +625,10 @@ static void gc_joins_locked(struct ftv_device *fdev, unsigned long now)
 		if (time_before(now, conn->created +
 				msecs_to_jiffies(FTV_JOIN_TIMEOUT_MS)))
 			continue;
-		if (conn->is_initiator)
+		if (conn->is_initiator) {
+			joins_lost_locked(conn);
 			ftv_timers_want_connection(conn->peer);
+		}
 		kill_locked(conn);
 	}
 }
@@ -1239,6 +1259,7 @@ static bool join_wanted(struct ftv_peer *peer, struct ftv_conn *opener)
 	       READ_ONCE(opener->state) == FTV_CONN_ESTABLISHED &&
 	       READ_ONCE(s->peer_takes_joins) &&
 	       READ_ONCE(s->joins) < FTV_JOINS_MAX &&
+	       READ_ONCE(s->joins_lost) < FTV_JOIN_AHEAD &&
 	       READ_ONCE(s->joins) + 1 <
 	       ftv_peer_flows_wanted(peer) + ftv_flow_unusable(s);
 }
@@ -1279,7 +1300,8 @@ static int probe_join_allowed(struct ftv_peer *peer, struct ftv_conn *opener)
 	if (!opener->is_initiator ||
 	    !READ_ONCE(opener->session->peer_takes_joins))
 		return -EOPNOTSUPP;
-	if (READ_ONCE(opener->session->joins) >= FTV_JOINS_MAX)
+	if (READ_ONCE(opener->session->joins) >= FTV_JOINS_MAX ||
+	    READ_ONCE(opener->session->joins_lost) >= FTV_JOIN_AHEAD)
 		return -EBUSY;
 	return 0;
 }
@@ -1399,6 +1421,26 @@ out:
 	return conn;
 }
 
+/* Publish the join @conn and send its SYN, or free it if its session no
+ * longer wants it (@probe: may no longer open it). Return: whether it
+ * went.
+ */
+static bool join_start(struct ftv_peer *peer, struct ftv_conn *conn,
+		       bool probe)
+{
+	bool ok;
+
+	/* Once published, @conn is only used under RCU. */
+	rcu_read_lock_bh();
+	ok = publish_join(peer, conn, probe);
+	if (ok)
+		ftv_send_syn(conn);
+	rcu_read_unlock_bh();
+	if (!ok)
+		ftv_conn_free(conn);
+	return ok;
+}
+
 /* An initiator's join, its SYN ready to go; or NULL. May sleep. */
 static struct ftv_conn *prepare_join(struct ftv_peer *peer)
 {
@@ -1433,7 +1475,8 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
  *
  * Return: 0; -ENOTCONN without a session, -EOPNOTSUPP when the peer
  * takes no joins or opened the session itself, -EBUSY when the session
- * has FTV_JOINS_MAX, -ERANGE when there is no such endpoint, -ENOMEM
+ * has FTV_JOINS_MAX or lost FTV_JOIN_AHEAD in a row (the peer expects no
+ * more), -ERANGE when there is no such endpoint, -ENOMEM
  * when no port or memory could be had.
  */
 int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
@@ -1442,7 +1485,6 @@ int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
 	struct ftv_session *s;
 	struct ftv_tuple tuple;
 	u64 token;
-	bool ok;
 
 	s = probe_join_reserve(peer, endpoint, index, &token, &tuple);
 	if (IS_ERR(s))
@@ -1451,15 +1493,8 @@ int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
 	ftv_session_put(s);
 	if (!conn)
 		return -ENOMEM;
-	rcu_read_lock_bh();
-	ok = publish_join(peer, conn, true);
-	if (ok)
-		ftv_send_syn(conn);
-	rcu_read_unlock_bh();
-	if (!ok) {
-		ftv_conn_free(conn);
+	if (!join_start(peer, conn, true))
 		return -ENOTCONN;
-	}
 	ftv_dev_dbg(peer->device->dev, "peer %llu: probe join %u opened\n",
 		    peer->internal_id, *index);
 	return 0;
@@ -1476,21 +1511,11 @@ void ftv_conn_open_joins(struct ftv_peer *peer)
 {
 	struct ftv_conn *conn;
 	unsigned int i;
-	bool ok;
 
 	for (i = 0; i < FTV_MAX_FLOWS; i++) {
 		conn = prepare_join(peer);
-		if (!conn)
+		if (!conn || !join_start(peer, conn, false))
 			return;
-		rcu_read_lock_bh();
-		ok = publish_join(peer, conn, false);
-		if (ok)
-			ftv_send_syn(conn);
-		rcu_read_unlock_bh();
-		if (!ok) {
-			ftv_conn_free(conn);
-			return;
-		}
 	}
 }
 

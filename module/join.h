@@ -17,9 +17,12 @@
 
 enum ftv_join_limits {
 	/* Tokens a window expects at once: joins an initiator may lose in
-	 * a row (each SYN is sent once) before it needs a new session.
+	 * a row (none of its SYNs answered) before the session can take no
+	 * more. The initiator counts them and stops there, until the next
+	 * session (ftv_session.joins_lost). A probe's joins to a blocked
+	 * port and the flows' to a blocked address both lose some.
 	 */
-	FTV_JOIN_AHEAD = 4,
+	FTV_JOIN_AHEAD = 16,
 	/* Used tokens a window remembers, so that a replay is counted. */
 	FTV_JOIN_USED = 16,
 	/* Joins a responder's session takes at once, whatever the peer

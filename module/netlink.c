@@ -1555,7 +1555,7 @@ static int probe_join(struct ftv_peer *peer,
 		break;
 	case -EBUSY:
 		NL_SET_ERR_MSG_MOD(extack,
-				   "the session has all the joins the peer takes");
+				   "the session takes no more joins (it has all the peer takes, or lost 16 in a row)");
 		break;
 	case -ERANGE:
 		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_INDEX],

@@ -62,6 +62,10 @@ struct ftv_conn;
  * @joins_up: those of them that are established, likewise
  * @join_next: initiator: the number the next join takes, under the
  *	peer's lock
+ * @joins_lost: initiator: joins given up in a row without an answer, up
+ *	to FTV_JOIN_AHEAD, when the responder expects none of the next
+ *	numbers and no join is opened any more; under the device's
+ *	conn_lock
  * @peer_takes_joins: initiator: the responder's hello said it takes joins
  * @up: the session's connections that are established (its opener and
  *	its joins), in no order; written under the device's conn_lock,
@@ -107,6 +111,7 @@ struct ftv_session {
 	unsigned int joins;
 	unsigned int joins_up;
 	u32 join_next;
+	unsigned int joins_lost;
 	bool peer_takes_joins;
 	struct ftv_conn __rcu *up[FTV_SESSION_FLOWS];
 	atomic_t pick;

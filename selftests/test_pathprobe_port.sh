@@ -15,7 +15,11 @@
 #    current; no ping is lost meanwhile;
 #  - C's peer back to the first address alone: "port blocked", and as
 #    no other endpoint came up, "rotate off" (flows is 1 already), which
-#    --apply sets; C then opens no connection and sends no SYN.
+#    --apply sets; C then opens no connection and sends no SYN;
+#  - the block lifted: the joins come up again, no verdict. By then the
+#    session had lost four joins in a row, all the numbers S once
+#    expected ahead, and no join came up any more (a session's joins
+#    were spent until the next session); S now expects sixteen.
 #
 #   ns C (initiator)          ns R (router, censor)              ns S (responder)
 #   ftv0 10.9.0.1  ---  netem 20 ms each way; later:      ---  ftv0 10.9.0.2 :51820
@@ -30,11 +34,9 @@ trap cleanup EXIT
 
 A2=198.51.100.3
 
-ktap_plan 9
+ktap_plan 10
 ftv_require
-for tool in nft conntrack; do
-	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"
-done
+require_tools nft conntrack
 
 paths_censor 20ms || ktap_bail "cannot set up the namespaces and R"
 paths_ftv 4 || ktap_bail "cannot configure ftv with ftvctl"
@@ -127,5 +129,12 @@ pings_pass() { ip netns exec "$C" ping -q -n -c 10 -i 0.2 -W 2 10.9.0.2 2>/dev/n
 ktap_eq "alone: after the apply 10 pings pass, and C sends no SYN" \
 	"ok $syns 0" \
 	"$(pings_pass && echo ok) $(nft_packets "$R" "ip block") $(paths_client_ports "$mark" | wc -l)"
+
+# ---- the block lifted
+nsx "$R" nft delete table ip block || ktap_diag "cannot lift the block"
+out=$(ftvctl_probe)
+ktap_diag "unblocked: $out"
+ktap_eq "unblocked: both joins from fresh ports come up again, no verdict" \
+	"$S_PUB4:$FTV_PORT:True $S_PUB4:$FTV_PORT:True none" "$(joins) $(verdicts)"
 
 ktap_finish

@@ -33,22 +33,31 @@ struct join_case {
 	enum ftv_join_result expect;
 };
 
+/* In steps of the window's width, A: after 1 is taken it holds 2 to A + 1. */
+#define A FTV_JOIN_AHEAD
+
 static const struct join_case join_cases[] __initconst = {
 	{ 1, FTV_JOIN_OK }, { 1, FTV_JOIN_REPLAYED },
-	{ 6, FTV_JOIN_UNKNOWN },		/* beyond the window */
+	{ A + 2, FTV_JOIN_UNKNOWN },		/* beyond the window */
 	{ 3, FTV_JOIN_OK },			/* 2 is given up */
 	{ 2, FTV_JOIN_UNKNOWN }, { 1, FTV_JOIN_REPLAYED },
-	{ 3, FTV_JOIN_REPLAYED }, { 6, FTV_JOIN_OK }, { 7, FTV_JOIN_OK },
-	{ 11, FTV_JOIN_OK }, { 12, FTV_JOIN_OK }, { 13, FTV_JOIN_OK },
-	{ 14, FTV_JOIN_OK }, { 15, FTV_JOIN_OK }, { 16, FTV_JOIN_OK },
-	{ 17, FTV_JOIN_OK }, { 18, FTV_JOIN_OK }, { 19, FTV_JOIN_OK },
-	{ 20, FTV_JOIN_OK }, { 21, FTV_JOIN_OK }, { 22, FTV_JOIN_OK },
-	{ 23, FTV_JOIN_OK }, { 24, FTV_JOIN_OK },
+	{ 3, FTV_JOIN_REPLAYED }, { A + 2, FTV_JOIN_OK },
+	{ A + 3, FTV_JOIN_OK },
+	{ 2 * A + 3, FTV_JOIN_OK },		/* the farthest it holds */
+	{ 2 * A + 4, FTV_JOIN_OK }, { 2 * A + 5, FTV_JOIN_OK },
+	{ 2 * A + 6, FTV_JOIN_OK }, { 2 * A + 7, FTV_JOIN_OK },
+	{ 2 * A + 8, FTV_JOIN_OK }, { 2 * A + 9, FTV_JOIN_OK },
+	{ 2 * A + 10, FTV_JOIN_OK }, { 2 * A + 11, FTV_JOIN_OK },
+	{ 2 * A + 12, FTV_JOIN_OK }, { 2 * A + 13, FTV_JOIN_OK },
+	{ 2 * A + 14, FTV_JOIN_OK }, { 2 * A + 15, FTV_JOIN_OK },
+	{ 2 * A + 16, FTV_JOIN_OK },
 	{ 1, FTV_JOIN_UNKNOWN },		/* out of the used ring */
-	{ 3, FTV_JOIN_UNKNOWN }, { 6, FTV_JOIN_REPLAYED },
-	{ 24, FTV_JOIN_REPLAYED },
-	{ 25, FTV_JOIN_OK },
+	{ 3, FTV_JOIN_UNKNOWN }, { A + 2, FTV_JOIN_REPLAYED },
+	{ 2 * A + 16, FTV_JOIN_REPLAYED },
+	{ 2 * A + 17, FTV_JOIN_OK },
 };
+
+#undef A
 
 /**
  * ftv_join_selftest - a window's tokens taken, passed over and replayed

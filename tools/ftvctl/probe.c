@@ -728,7 +728,7 @@ static const char *join_refused(int err)
 	case -EOPNOTSUPP:
 		return "the peer's module takes no joins";
 	case -EBUSY:
-		return "the session has all the joins the peer takes";
+		return "the session takes no more joins (all the peer takes, or 16 lost in a row)";
 	case -ENOTCONN:
 		return "the session went down";
 	case -ERANGE:

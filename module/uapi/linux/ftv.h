@@ -55,8 +55,8 @@
  *   session or the connection named is not up. A join step asks the peer
  *   nothing: it opens a join to the endpoint numbered FTV_PROBE_A_INDEX,
  *   whose number the reply's FTV_PROBE_A_JOINED gives; EOPNOTSUPP if the
- *   peer takes no joins or opened the session, EBUSY if the session has
- *   all the joins it takes, ERANGE if there is no such endpoint.
+ *   peer takes no joins or opened the session, EBUSY if the session takes
+ *   no more joins, ERANGE if there is no such endpoint.
  */
 
 #ifndef _UAPI_LINUX_FTV_H
