@@ -92,6 +92,9 @@
 # streams captured where each side sends, for tshark's view of the outer
 # stream (out-of-order segments, retransmissions). After each repeat, both
 # ends' ftvctl show --json, for the drop counters (replays above all).
+# probe (not by default; after the repeats): ftvctl probe against each
+# censor of bench/probe.sh, each one's selftest BENCH_PROBE_RUNS times
+# (10), with the probe's time, bytes and the VM's CPU while it ran.
 # With BENCH_PEERS=N, last: one device with N peers, ftv and WireGuard in
 # turn (bench/peers.sh: setconf, show, kernel memory per peer, removing one
 # peer, deleting the device, a ping through a real peer among them;
@@ -1256,6 +1259,7 @@ units()
 		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
 		path) path_units ;;
 		flows) flows_units ;;
+		probe) ;;
 		*) say "unknown test $t" >&2 ;;
 		esac
 	done | tr ' ' '\n'
@@ -1457,6 +1461,12 @@ modprobe wireguard 2>/dev/null
 # OpenVPN needs /dev/net/tun, which appears when tun is loaded.
 modprobe tun 2>/dev/null
 
+# Only the sections after the repeats (probe, say): no configuration to
+# set up.
+mapfile -t UNITS < <(units)
+if [ "${#UNITS[@]}" = 0 ] && ! in_list aead "${TESTS[@]}"; then
+	REPEATS=0
+fi
 say "kernel $(cat "$GUEST/kernel"), $(nproc) CPUs: $(cat "$GUEST/cpu-model")"
 say "$REPEATS repeats of: ${CONFIGS[*]}; tests: ${TESTS[*]}; TCP runs ${T}s after ${OMIT}s"
 if in_list path "${TESTS[@]}"; then
@@ -1481,7 +1491,6 @@ fi
 # repeats interleave them measurement by measurement (the order rotating
 # from one repeat to the next), so that what the host's load does to the
 # VM over the minutes of a run falls on all of them alike.
-mapfile -t UNITS < <(units)
 start=$SECONDS
 for ((r = 1; r <= REPEATS; r++)); do
 	say "repeat $r/$REPEATS: setting up ($((SECONDS - start)) s so far)"
@@ -1649,6 +1658,14 @@ if [ "${BENCH_WIRE:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 0 || echo 1)}" = 1 ] &
    command -v tshark >/dev/null; then
 	say "wire check: ftv"
 	wire_check || say "wire check failed"
+fi
+
+# ftvctl probe against each censor, BENCH_PROBE_RUNS times.
+if in_list probe "${TESTS[@]}"; then
+	# shellcheck source-path=SCRIPTDIR source=probe.sh
+	. "$(dirname "$0")/probe.sh"
+	say "probe: each censor's selftest ${BENCH_PROBE_RUNS:-10} times"
+	probe_bench "${BENCH_PROBE_RUNS:-10}"
 fi
 
 # Many peers: setconf, show, memory and deletion at BENCH_PEERS peers.

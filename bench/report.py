@@ -1285,6 +1285,78 @@ def table(med, rows, rats, configs, plain):
     return lines + [""]
 
 
+# The probe section's censors (bench/probe.sh), in its order.
+PROBE_CENSORS = [
+    ("police", "a policer per connection"),
+    ("freeze", "connections frozen after 16 KB"),
+    ("rst", "RSTs injected after 40 segments"),
+    ("mtu", "a 1280-byte link, ICMP dropped"),
+    ("port", "new connections to the port in use dropped"),
+]
+PROBE_SECONDS_MAX = 30      # one probe run, at most
+PROBE_MB_MAX = 5            # and its bytes, MB
+
+
+def probe_runs(samples):
+    """The probe section's runs, by censor."""
+    out = {}
+    for s in samples:
+        if s["test"].startswith("probe_"):
+            out.setdefault(s["test"][len("probe_"):], []).append(s)
+    return out
+
+
+def probe_lines(samples):
+    """A table of the probe section: each censor's selftest, how often
+    it passed, and the most one probe took."""
+    runs = probe_runs(samples)
+    if not runs:
+        return []
+    lines = ["ftvctl probe against each censor (bench/probe.sh): each run "
+             "is the censor's selftest whole (the verdict, a clean path's "
+             "none, what --apply brings); the figures are the most one "
+             "probe of it took, CPU being the whole VM's (both ends and "
+             "the router) while the probe ran, a bound on the "
+             "responder's.", "",
+             "| censor | runs | passed | probes | s, most | MB, most | "
+             "CPU-s, most |", "|---|---|---|---|---|---|---|"]
+    for c, label in PROBE_CENSORS:
+        rs = runs.get(c)
+        if not rs:
+            continue
+        lines.append(
+            f"| {label} | {len(rs)} | {sum(s.get('ok', 0) for s in rs)} | "
+            f"{sum(s.get('probes', 0) for s in rs)} | "
+            f"{max(s.get('seconds', 0) for s in rs):.1f} | "
+            f"{max(s.get('bytes', 0) for s in rs) / 1e6:.2f} | "
+            f"{max(s.get('cpu_s', 0) for s in rs):.2f} |")
+    lines.append("")
+    return lines
+
+
+def probe_targets(samples):
+    """Each censor's selftest passing in 10 of 10 runs; each probe within
+    30 s and 5 MB."""
+    runs = probe_runs(samples)
+    t = []
+    for c, label in PROBE_CENSORS:
+        rs = runs.get(c)
+        if not rs:
+            continue
+        ok = sum(s.get("ok", 0) for s in rs)
+        t.append({"target": f"probe, {label}: the selftest passed in 10 of "
+                  f"10 runs (passed, runs)", "values": [ok, len(rs)],
+                  "met": ok == len(rs) and len(rs) >= 10})
+    every = [s for rs in runs.values() for s in rs]
+    if every:
+        secs = max(s.get("seconds", 0) for s in every)
+        mb = max(s.get("bytes", 0) for s in every) / 1e6
+        t.append({"target": "probe: each run within 30 s and 5 MB (most "
+                  "s, most MB)", "values": [secs, mb],
+                  "met": secs <= PROBE_SECONDS_MAX and mb < PROBE_MB_MAX})
+    return t
+
+
 def markdown(med, meta, rows, rats, tgts, configs, samples=(), drops=None,
              path_drops=None, name="NAME", flows=()):
     g, h = meta["guest"], meta["host"]
@@ -1363,6 +1435,7 @@ def markdown(med, meta, rows, rats, tgts, configs, samples=(), drops=None,
     lines += flows
     lines += aead_lines(med)
     lines += wire_lines(samples, drops or {}, path_drops)
+    lines += probe_lines(samples)
     lines.append("Targets (reported, never asserted):")
     lines.append("")
     for t in tgts:
@@ -1653,6 +1726,7 @@ def report(outdir, resdir, name):
     tgts += flows_targets(frows)
     crows = censor_rows(med, samples)
     tgts += censor_targets(crows)
+    tgts += probe_targets(samples)
     w = wire(samples)
     if w:
         v = [sum(x["out_of_order"] + x["retransmissions"] for x in w.values())]
