@@ -1322,11 +1322,10 @@ static int probe_join_tuple(struct ftv_peer *peer, struct ftv_conn *opener,
 		ep = &peer->endpoint;
 	else
 		return -ERANGE;
-	tuple_from_endpoint(tuple, ep);
-	if (tuple->family == opener->tuple.family &&
-	    ipv6_addr_equal(&tuple->remote, &opener->tuple.remote) &&
-	    tuple->remote_port == opener->tuple.remote_port)
+	if (ftv_endpoint_is_tuple(ep, &opener->tuple))
 		*tuple = opener->tuple;
+	else
+		tuple_from_endpoint(tuple, ep);
 	return 0;
 }
 

@@ -334,9 +334,15 @@ void ftv_peer_set_endpoints(struct ftv_peer *peer,
 		ftv_timers_want_connection(peer);
 }
 
-/* Whether @tuple's remote end is @ep. */
-static bool endpoint_is_tuple(const struct ftv_endpoint *ep,
-			      const struct ftv_tuple *tuple)
+/**
+ * ftv_endpoint_is_tuple - whether @tuple's remote end is @ep
+ * @ep: an endpoint
+ * @tuple: a connection's tuple
+ *
+ * Return: true if the family, address and port are the same.
+ */
+bool ftv_endpoint_is_tuple(const struct ftv_endpoint *ep,
+			   const struct ftv_tuple *tuple)
 {
 	if (ep->addr.sa_family != tuple->family)
 		return false;
@@ -371,7 +377,7 @@ bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
 	struct ftv_endpoints *list = peer->endpoints;
 
 	lockdep_assert_held(&peer->lock);
-	if (!list || !endpoint_is_tuple(&peer->endpoint, tried))
+	if (!list || !ftv_endpoint_is_tuple(&peer->endpoint, tried))
 		return false;
 	peer->endpoint_index = (peer->endpoint_index + 1) % list->count;
 	peer->endpoint = list->ep[peer->endpoint_index];

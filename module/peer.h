@@ -217,6 +217,8 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint);
 void ftv_peer_set_endpoints(struct ftv_peer *peer,
 			    struct ftv_endpoints *list);
+bool ftv_endpoint_is_tuple(const struct ftv_endpoint *ep,
+			   const struct ftv_tuple *tuple);
 bool ftv_peer_endpoint_failed(struct ftv_peer *peer,
 			      const struct ftv_tuple *tried);
 unsigned int ftv_peer_flows_wanted(struct ftv_peer *peer);
