@@ -29,8 +29,15 @@
  *                                    was given up; a join, when    timers.c
  *                                    its session's opener retires
  *                                    or dies
- *  ESTABLISHED       RETIRED         a probe's join, once up and   handshake.c
- *                                    its first message sent
+ *  ESTABLISHED       RETIRED         a probe's join, once the      open.c,
+ *                                    peer's first message on it    handshake.c
+ *                                    opened (or its SYN was
+ *                                    answered, by a peer that
+ *                                    does not answer joins)
+ *  ESTABLISHED       RETIRED         an initiator's join whose     gc
+ *                                    answer was due and did not
+ *                                    come within
+ *                                    FTV_JOIN_TIMEOUT_MS
  *  RETIRED           LINGER          FTV_RETIRED_KEYS_MS passed;   gc
  *                                    keys freed after RCU
  *  any but NEW       DEAD            lingered FTV_LINGER_MS (gc),  gc, peer.c,
@@ -319,6 +326,16 @@ static void retire_locked(struct ftv_conn *conn, unsigned long keys_until,
 	list_move_tail(&conn->gc_entry, &fdev->conn_retired);
 }
 
+/* Retire @conn, a live join, for good: its peer is told or told us. */
+static void retire_join_locked(struct ftv_conn *conn)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	retire_locked(conn, now + msecs_to_jiffies(FTV_RETIRED_KEYS_MS),
+		      now + msecs_to_jiffies(FTV_LINGER_MS));
+}
+
 /* The opener @conn retires or dies: so do its session's live joins, on
  * the gc's list ahead of it. Only their states and gc entries change,
  * so a walk of the peer's list (ftv_conn_kill_peer()) or of the gc's
@@ -417,16 +434,25 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 	ours = conn->state == FTV_CONN_SYN_SENT &&
 	       ack == (u32)atomic_read(&conn->snd_nxt);
 	if (ours) {
-		conn->resp_seq = seq + 1;
+		conn->rcv_first = seq + 1;
 		ftv_faketcp_rcv_reset(&conn->rcv, seq + 1);
 		atomic_set(&conn->snd_una, ack);
 		if (opts->has_ts)
 			atomic_set(&conn->ts_recent, opts->tsval);
 		if (conn->join_index) {
-			/* A join needs no key exchange: it is up. */
-			list_del_init(&conn->gc_entry);
+			/* A join needs no key exchange: it is up. Where the
+			 * peer answers joins, it carries nothing and waits
+			 * on the joining list until that answer opens
+			 * (ftv_conn_join_answered()): a path that drops a
+			 * join's first message, or the answer, shows so.
+			 */
+			WRITE_ONCE(conn->answer_due,
+				   READ_ONCE(conn->session->peer_reads_openings));
+			if (!conn->answer_due) {
+				list_del_init(&conn->gc_entry);
+				WRITE_ONCE(conn->session->joins_lost, 0);
+			}
 			set_state(conn, FTV_CONN_ESTABLISHED);
-			WRITE_ONCE(conn->session->joins_lost, 0);
 			joined = true;
 		} else {
 			set_state(conn, FTV_CONN_HANDSHAKE_SENT);
@@ -436,7 +462,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 	/* The receive hook (softirq), no lock held. A probe's join is no
 	 * flow: it goes again at once.
 	 */
-	if (joined && !conn->probe_join)
+	if (joined && !conn->probe_join && !conn->answer_due)
 		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 	return ours;
 }
@@ -596,8 +622,10 @@ struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
 	return rhashtable_lookup(&fdev->conn_table, tuple, conn_params);
 }
 
-/* An initiator's join @conn got no answer: the responder's window of
- * expected numbers did not move, and one number less of it is left.
+/* An initiator's join @conn got no answer: to its SYN (the responder's
+ * window of expected numbers did not move, and one number less of it is
+ * left), or to its first message (a path that drops new connections'
+ * first messages would have the session open joins all along).
  */
 static void joins_lost_locked(struct ftv_conn *conn)
 {
@@ -613,24 +641,48 @@ static void joins_lost_locked(struct ftv_conn *conn)
 			    conn->peer->internal_id, FTV_JOIN_AHEAD);
 }
 
-/* Give up on the joins that did not come up in time. An initiator's
- * connect work then opens others, if its session still wants them.
+/* Joins left unanswered that one gc run retires, at most. */
+#define FTV_GC_UNANSWERED 16
+
+/*
+ * Give up on the joins that did not come up in time. An initiator's
+ * connect work then opens others, if its session still wants them. A
+ * join whose SYN was answered and whose peer's answer did not come (in
+ * @unanswered, at most FTV_GC_UNANSWERED a run; the rest wait for the
+ * next) may be up on the peer's side: it is retired, and the caller
+ * tells the peer. Return: how many are in @unanswered.
  */
-static void gc_joins_locked(struct ftv_device *fdev, unsigned long now)
+static unsigned int gc_joins_locked(struct ftv_device *fdev,
+				    unsigned long now,
+				    struct ftv_conn **unanswered)
 {
 	struct ftv_conn *conn, *tmp;
+	unsigned int n = 0;
 
 	lockdep_assert_held(&fdev->conn_lock);
 	list_for_each_entry_safe(conn, tmp, &fdev->conn_joining, gc_entry) {
 		if (time_before(now, conn->created +
 				msecs_to_jiffies(FTV_JOIN_TIMEOUT_MS)))
 			continue;
+		if (conn->state == FTV_CONN_ESTABLISHED) {
+			if (n == FTV_GC_UNANSWERED)
+				continue;
+			ftv_dev_dbg(fdev->dev, "peer %llu: join %u unanswered, given up\n",
+				    conn->peer->internal_id, conn->join_index);
+			retire_join_locked(conn);
+			unanswered[n++] = conn;
+			joins_lost_locked(conn);
+			if (!conn->probe_join)
+				ftv_timers_want_connection(conn->peer);
+			continue;
+		}
 		if (conn->is_initiator) {
 			joins_lost_locked(conn);
 			ftv_timers_want_connection(conn->peer);
 		}
 		kill_locked(conn);
 	}
+	return n;
 }
 
 /* A retired connection whose keys are due: it lingers from now on. The
@@ -657,11 +709,16 @@ static void linger_locked(struct ftv_conn *conn)
  */
 void ftv_conn_gc(struct ftv_device *fdev)
 {
-	struct ftv_conn *conn, *tmp;
+	struct ftv_conn *conn, *tmp, *unanswered[FTV_GC_UNANSWERED];
 	unsigned long now = jiffies;
+	unsigned int i, n;
 
+	/* Those retired here are told of, outside the lock, before a
+	 * grace period lets them go.
+	 */
+	rcu_read_lock_bh();
 	spin_lock_bh(&fdev->conn_lock);
-	gc_joins_locked(fdev, now);
+	n = gc_joins_locked(fdev, now, unanswered);
 	list_for_each_entry_safe(conn, tmp, &fdev->conn_retired, gc_entry) {
 		if (time_before(now, conn->retired_until))
 			break;
@@ -671,6 +728,9 @@ void ftv_conn_gc(struct ftv_device *fdev)
 			linger_locked(conn);
 	}
 	spin_unlock_bh(&fdev->conn_lock);
+	for (i = 0; i < n; i++)
+		ftv_send_join_gone(unanswered[i]);
+	rcu_read_unlock_bh();
 }
 
 /**
@@ -1081,6 +1141,9 @@ static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
 	if (!conn)
 		return NULL;
 	conn->join_index = index;
+	conn->opening = true;
+	conn->shape_opening = READ_ONCE(fdev->shape);
+	conn->rcv_first = seg->seq + 1;
 	atomic_set(&conn->snd_nxt, isn + 1);
 	atomic_set(&conn->snd_una, isn + 1);
 	ftv_faketcp_rcv_reset(&conn->rcv, seg->seq + 1);
@@ -1141,6 +1204,8 @@ bool ftv_conn_join_accept(struct ftv_device *fdev,
 /**
  * ftv_conn_join_up - a sealed message of its session opened on a join
  * @conn: a responder's join
+ *
+ * It is up, and answers with its own first message (ftv_send_opening()).
  */
 void ftv_conn_join_up(struct ftv_conn *conn)
 {
@@ -1154,22 +1219,65 @@ void ftv_conn_join_up(struct ftv_conn *conn)
 		set_state(conn, FTV_CONN_ESTABLISHED);
 	}
 	spin_unlock_bh(&fdev->conn_lock);
+	if (!up)
+		return;
+	/* The answer: the initiator learns that the join gets through both
+	 * ways, and a censor on the path judges the first message it sees
+	 * this way, which goes shaped if the device shapes.
+	 */
+	ftv_send_opening(conn);
+	ftv_conn_join_opened(conn);
 	/* The serial receive step: bottom halves off, and only the serial
 	 * queue's drain_lock held, which is only ever tried, so nothing
 	 * waits for it under the peer's lock.
 	 */
-	if (up)
-		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
+	ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 }
 
-/* Retire @conn, a live join, for good: its peer is told or told us. */
-static void retire_join_locked(struct ftv_conn *conn)
+/**
+ * ftv_conn_join_opened - a join's first message is queued: others may
+ *	follow it
+ * @conn: a join, established
+ *
+ * On an initiator's join whose answer is due, not before that answer
+ * opened (ftv_conn_join_answered()).
+ */
+void ftv_conn_join_opened(struct ftv_conn *conn)
 {
-	unsigned long now = jiffies;
+	/* After the opening's job, in the session's transmit queue. */
+	smp_store_release(&conn->opening, false);
+}
 
-	lockdep_assert_held(&conn->device->conn_lock);
-	retire_locked(conn, now + msecs_to_jiffies(FTV_RETIRED_KEYS_MS),
-		      now + msecs_to_jiffies(FTV_LINGER_MS));
+/**
+ * ftv_conn_join_answered - a sealed message opened on an initiator's join
+ *	that waits for its peer's answer
+ * @conn: the join, under RCU (the serial receive step)
+ *
+ * The join is up both ways: data may go on it, or, a probe's, it is
+ * recorded and given up (ftv_conn_probe_join_up()).
+ */
+void ftv_conn_join_answered(struct ftv_conn *conn)
+{
+	struct ftv_device *fdev = conn->device;
+	bool waited;
+
+	spin_lock_bh(&fdev->conn_lock);
+	/* An established connection is on no gc list but while it waits. */
+	waited = conn->state == FTV_CONN_ESTABLISHED &&
+		 !list_empty(&conn->gc_entry);
+	if (waited) {
+		list_del_init(&conn->gc_entry);
+		WRITE_ONCE(conn->session->joins_lost, 0);
+	}
+	spin_unlock_bh(&fdev->conn_lock);
+	if (!waited)
+		return;
+	if (conn->probe_join) {
+		ftv_conn_probe_join_up(conn);
+		return;
+	}
+	ftv_conn_join_opened(conn);
+	ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 }
 
 /**
@@ -1409,6 +1517,8 @@ static struct ftv_conn *join_create(struct ftv_peer *peer,
 	conn->join_index = index;
 	conn->probe_join = probe;
 	conn->spent = probe;
+	conn->opening = true;
+	conn->shape_opening = READ_ONCE(peer->device->shape);
 	/* The token is the SYN's ISN and timestamp, as an opener's is. */
 	atomic_set(&conn->snd_nxt, lower_32_bits(token) + 1);
 	atomic_set(&conn->snd_una, lower_32_bits(token));
@@ -1462,13 +1572,16 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
  * @peer: the peer, whose current session this end opened
  * @endpoint: the number of the endpoint in the peer's list it goes to
  *	(0 without a list: the peer's endpoint)
+ * @shape: its first message goes shaped (1) or as it is (0); -1: as the
+ *	device's shape setting says
  * @index: set to the join's number in the session
  *
  * The join goes from a fresh source port, as every join does, whether
  * the session wants one more or not: a probe learns from it whether a
- * new connection to that endpoint gets through. It carries no data: if
- * its SYN is answered, its first message brings the peer's side up, the
- * probe records that it came up, and it is given up as a spent join is
+ * new connection to that endpoint, opened this way, gets through. It
+ * carries no data: if its SYN is answered, its first message brings the
+ * peer's side up, and once the peer's answer opens the probe records
+ * that it came up, and it is given up as a spent join is
  * (ftv_conn_probe_join_up()); if not, the gc gives it up after
  * FTV_JOIN_TIMEOUT_MS. May sleep.
  *
@@ -1478,7 +1591,8 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
  * more), -ERANGE when there is no such endpoint, -ENOMEM
  * when no port or memory could be had.
  */
-int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
+int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, int shape,
+			u32 *index)
 {
 	struct ftv_conn *conn;
 	struct ftv_session *s;
@@ -1492,6 +1606,8 @@ int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index)
 	ftv_session_put(s);
 	if (!conn)
 		return -ENOMEM;
+	if (shape >= 0)
+		conn->shape_opening = shape;
 	if (!join_start(peer, conn, true))
 		return -ENOTCONN;
 	ftv_dev_dbg(peer->device->dev, "peer %llu: probe join %u opened\n",
@@ -1519,8 +1635,9 @@ void ftv_conn_open_joins(struct ftv_peer *peer)
 }
 
 /**
- * ftv_conn_probe_join_up - a probe's join came up and sent its first message
- * @conn: the join, under RCU (the receive hook)
+ * ftv_conn_probe_join_up - a probe's join came up
+ * @conn: the join, under RCU (the receive hook, or the serial receive
+ *	step once the peer's first message on it opened)
  *
  * The probe records it; it is retired and the responder told, as for a
  * join that carried its budget, so that a join opened only to see whether
@@ -1531,15 +1648,16 @@ void ftv_conn_probe_join_up(struct ftv_conn *conn)
 	struct ftv_device *fdev = conn->device;
 	bool retired = false;
 
-	ftv_probe_join_up(&conn->peer->probe, conn->join_index);
 	spin_lock_bh(&fdev->conn_lock);
 	if (conn->state == FTV_CONN_ESTABLISHED) {
 		retire_join_locked(conn);
 		retired = true;
 	}
 	spin_unlock_bh(&fdev->conn_lock);
-	if (retired)
-		ftv_send_join_gone(conn);
+	if (!retired)
+		return;
+	ftv_probe_join_up(&conn->peer->probe, conn->join_index);
+	ftv_send_join_gone(conn);
 }
 
 /**

@@ -68,7 +68,9 @@ enum ftv_conn_state {
  * @xmit_lock: keeps numbering and sending of segments in one order
  * @xmit_cpu: the CPU holding @xmit_lock, or -1
  * @dst_cache: the outer route
- * @resp_seq: initiator: sequence number the response starts at
+ * @rcv_first: sequence number of the peer's first payload byte: where the
+ *	response starts, on an initiator's opener; where the first sealed
+ *	message, the join's opening, starts, on a join (receive.c)
  * @session: the session this connection carries (session.c); the
  *	connection holds a reference on it, taken when it is created
  * @join_index: 0 for the connection that opened its session (its key
@@ -93,6 +95,13 @@ enum ftv_conn_state {
  * @spent: initiator: it carried its @budget; nothing new goes on it
  * @probe_join: initiator: a probe's join, opened to learn whether a new
  *	connection gets through; spent from the start, and given up once up
+ * @opening: a join whose first message (send.c, ftv_send_opening()) has
+ *	not gone yet, or, on an initiator's, whose peer has not answered it
+ *	yet (@answer_due): nothing else is sent on it before (flow.c)
+ * @shape_opening: that first message goes shaped (shape.c)
+ * @answer_due: initiator: a join whose peer answers joins (its hello
+ *	said so, when the SYN-ACK came); it waits on the device's joining
+ *	list for the answer, and is given up without it
  * @budget: the bytes the responder may send on it, as the initiator
  *	drew them (0: no limit; flow.c)
  * @budget_told: initiator: @budget was told to the responder
@@ -127,7 +136,7 @@ struct ftv_conn {
 	spinlock_t xmit_lock; /* segments leave in sequence order */
 	int xmit_cpu;
 	struct dst_cache dst_cache;
-	u32 resp_seq;
+	u32 rcv_first;
 	struct ftv_session *session;
 	u32 join_index;
 	atomic_t queued;
@@ -142,6 +151,9 @@ struct ftv_conn {
 	bool rotating;
 	bool spent;
 	bool probe_join;
+	bool opening;
+	bool shape_opening;
+	bool answer_due;
 	bool budget_told;
 	u32 budget;
 	u32 snd_start;
@@ -172,11 +184,14 @@ bool ftv_conn_join_expected(struct ftv_device *fdev,
 bool ftv_conn_join_accept(struct ftv_device *fdev,
 			  const struct ftv_segment *seg);
 void ftv_conn_join_up(struct ftv_conn *conn);
+void ftv_conn_join_opened(struct ftv_conn *conn);
+void ftv_conn_join_answered(struct ftv_conn *conn);
 void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
 void ftv_conn_stalled(struct ftv_conn *conn);
 void ftv_conn_spent(struct ftv_conn *conn);
 void ftv_conn_open_joins(struct ftv_peer *peer);
-int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, u32 *index);
+int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, int shape,
+			u32 *index);
 void ftv_conn_probe_join_up(struct ftv_conn *conn);
 unsigned int ftv_conn_flows_up(const struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);

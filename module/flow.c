@@ -103,14 +103,21 @@ static bool flow_room(const struct ftv_conn *c, u32 budget, unsigned int len,
  * @c: an established connection
  * @len: a message's inner length
  *
- * Not once the initiator found it stalled or spent; on the responder,
- * not past the budget the initiator gave it: a censor that freezes a
- * connection after so many bytes towards the client never sees it cross.
+ * Not before a join's first message went (ftv_send_opening()): a censor
+ * judges a connection by it. Not once the initiator found it stalled or
+ * spent; on the responder, not past the budget the initiator gave it: a
+ * censor that freezes a connection after so many bytes towards the client
+ * never sees it cross.
  */
 bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
 {
 	u32 budget = READ_ONCE(c->budget);
 
+	/* Pairs with the release in ftv_conn_join_opened(): a message
+	 * queued after this is queued after the opening.
+	 */
+	if (unlikely(smp_load_acquire(&c->opening)))
+		return false;
 	if (c->is_initiator)
 		return !READ_ONCE(c->stalled) && !READ_ONCE(c->spent);
 	return !budget || flow_room(c, budget, len, false);

@@ -22,7 +22,7 @@
 
 /**
  * ftv_handshake_synack - the SYN-ACK arrived: acknowledge it and send the
- *	initiation, or, on a join, a keepalive
+ *	initiation, or, on a join, its first message
  * @conn: a connection in SYN_SENT
  * @skb: the segment; consumed
  * @seg: what was parsed of it
@@ -37,16 +37,21 @@ void ftv_handshake_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	if (!ours)
 		return;
 	ftv_send_ack(conn);
-	/* A join is up: its first sealed message brings the responder's
-	 * side up too.
-	 */
-	if (conn->join_index)
-		ftv_send_keepalive(conn);
-	if (conn->probe_join)
-		ftv_conn_probe_join_up(conn);
-	else if (!conn->join_index)
+	if (!conn->join_index) {
 		ftv_send_payload(conn, conn->session->init_msg,
 				 conn->session->init_len);
+		return;
+	}
+	/* A join is up: its first sealed message brings the responder's
+	 * side up too. Where the responder answers joins, data waits for
+	 * that answer (open.c); if not, the join is up now.
+	 */
+	ftv_send_opening(conn);
+	if (READ_ONCE(conn->answer_due))
+		return;
+	ftv_conn_join_opened(conn);
+	if (conn->probe_join)
+		ftv_conn_probe_join_up(conn);
 }
 
 /* Open what arrived before the response, now that the keys are known. */
@@ -137,7 +142,7 @@ void ftv_handshake_response(struct ftv_conn *conn, struct sk_buff *skb,
 	 * several CPUs, data it sent just after can arrive first: hold a few
 	 * such payloads until the keys are known.
 	 */
-	if (seg->seq != conn->resp_seq) {
+	if (seg->seq != conn->rcv_first) {
 		hold_early(conn, skb);
 		return;
 	}

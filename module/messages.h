@@ -86,6 +86,11 @@ enum ftv_hello_flags {
 					 * that join a session; an initiator:
 					 * will open some (join.c)
 					 */
+	FTV_HELLO_F_OPENINGS = 0x04,	/* reads a join's first message
+					 * shaped or not, and answers each
+					 * join it takes with a message at
+					 * once (send.c)
+					 */
 };
 
 /*

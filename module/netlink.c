@@ -49,6 +49,7 @@ static const struct nla_policy probe_policy[FTV_PROBE_A_MAX + 1] = {
 	[FTV_PROBE_A_CONNS] = { .type = NLA_REJECT },
 	[FTV_PROBE_A_JOINED] = { .type = NLA_REJECT },
 	[FTV_PROBE_A_JOINS_UP] = { .type = NLA_REJECT },
+	[FTV_PROBE_A_SHAPE] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
@@ -1511,6 +1512,8 @@ static void probe_step_from_attrs(struct ftv_probe_request *step,
 	step->bytes = get_u32_or(tb[FTV_PROBE_A_BYTES], 0);
 	step->rate = get_u32_or(tb[FTV_PROBE_A_RATE], 0);
 	step->length = get_u32_or(tb[FTV_PROBE_A_LENGTH], 0);
+	step->shape = tb[FTV_PROBE_A_SHAPE] ? nla_get_u8(tb[FTV_PROBE_A_SHAPE]) :
+		      -1;
 }
 
 static int check_probe_step(const struct ftv_probe_request *step,
@@ -1524,6 +1527,11 @@ static int check_probe_step(const struct ftv_probe_request *step,
 	if (step->index == FTV_PROBE_INDEX_ALL && step->step != FTV_PROBE_PAD) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_INDEX],
 				    "only a pad goes on every connection");
+		return -EINVAL;
+	}
+	if (tb[FTV_PROBE_A_SHAPE] && step->step != FTV_PROBE_JOIN) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_SHAPE],
+				    "only a join step has an opening to shape");
 		return -EINVAL;
 	}
 	if (tb[FTV_PROBE_A_BYTES] &&
@@ -1546,7 +1554,7 @@ static int probe_join(struct ftv_peer *peer,
 		      const struct ftv_probe_request *step, struct nlattr **tb,
 		      struct netlink_ext_ack *extack, u32 *joined)
 {
-	int ret = ftv_conn_probe_join(peer, step->index, joined);
+	int ret = ftv_conn_probe_join(peer, step->index, step->shape, joined);
 
 	switch (ret) {
 	case -EOPNOTSUPP:

@@ -23,6 +23,7 @@
 #include "probe.h"
 #include "segment.h"
 #include "send.h"
+#include "shape.h"
 #include "timers.h"
 
 #include <linux/ip.h>
@@ -165,6 +166,30 @@ static bool in_window(const struct ftv_conn *conn,
 	return off > -2 * FTV_TCP_WINDOW && off < 2 * FTV_TCP_WINDOW;
 }
 
+/*
+ * A join's first message, its opening, may come shaped (shape.c; the
+ * sender's ftv_send_opening()): if it is, read it back where it lies.
+ * The segment's sequence numbers stay those of what was on the wire.
+ * Return: false if it could not be made writable.
+ */
+static bool read_opening(struct sk_buff *skb, const struct ftv_segment *seg,
+			 struct ftv_cb *cb)
+{
+	int len;
+
+	if (skb_ensure_writable(skb, seg->payload_off + seg->payload_len))
+		return false;
+	len = ftv_shape_decode(skb->data + seg->payload_off, seg->payload_len,
+			       skb->data + seg->payload_off);
+	if (len < 0)
+		return true;
+	if (len < FTV_DATA_OVERHEAD)
+		return false;
+	cb->rx.payload_len = len;
+	cb->rx.shaped = true;
+	return true;
+}
+
 /**
  * ftv_open_stash - ready a data segment to be opened
  * @conn: its connection
@@ -197,11 +222,17 @@ bool ftv_open_stash(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_drops_skb(&peer->drops, FTV_DROPS_A_OUT_OF_WINDOW, dev, skb);
 		return false;
 	}
+	cb->rx.payload_len = seg->payload_len;
+	cb->rx.shaped = false;
+	if (unlikely(seg->seq == conn->rcv_first && conn->join_index) &&
+	    !read_opening(skb, seg, cb)) {
+		ftv_drops_skb(&peer->drops, FTV_DROPS_A_MALFORMED, dev, skb);
+		return false;
+	}
 	cb->rx.seq = seg->seq;
 	cb->rx.ack = seg->ack;
 	cb->rx.flags = seg->flags;
 	cb->rx.payload_off = seg->payload_off;
-	cb->rx.payload_len = seg->payload_len;
 	cb->rx.has_ts = seg->opts.has_ts;
 	cb->rx.tsval = seg->opts.tsval;
 	cb->rx.tsecr = seg->opts.tsecr;
@@ -303,6 +334,10 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 	} else if (type == FTV_CONTROL_HELLO) {
 		ftv_fec_hello(&conn->session->fec, skb);
 		if (skb->len >= sizeof(struct ftv_msg_hello) &&
+		    (skb->data[1] & FTV_HELLO_F_OPENINGS) &&
+		    !READ_ONCE(conn->session->peer_reads_openings))
+			WRITE_ONCE(conn->session->peer_reads_openings, true);
+		if (skb->len >= sizeof(struct ftv_msg_hello) &&
 		    (skb->data[1] & FTV_HELLO_F_JOINS))
 			ftv_conn_peer_joins(conn);
 	} else if (type == FTV_CONTROL_JOIN_GONE &&
@@ -361,6 +396,9 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_peer_confirm(peer, conn);
 	if (unlikely(READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED))
 		ftv_conn_join_up(conn);
+	else if (unlikely(READ_ONCE(conn->answer_due) &&
+			  READ_ONCE(conn->opening)))
+		ftv_conn_join_answered(conn);
 	due = ftv_fec_received(fec, counter, ftv_conn_tsval(conn),
 			       cb->rx.tsecr, cb->rx.has_ts);
 	if (due & FTV_FEC_DUE_HELLO)
@@ -370,7 +408,8 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	seg.seq = cb->rx.seq;
 	seg.ack = cb->rx.ack;
 	seg.flags = cb->rx.flags;
-	seg.payload_len = cb->rx.payload_len;
+	seg.payload_len = cb->rx.shaped ? FTV_SHAPED_LEN(cb->rx.payload_len) :
+					  cb->rx.payload_len;
 	seg.opts.has_ts = cb->rx.has_ts;
 	seg.opts.tsval = cb->rx.tsval;
 	ftv_open_track(conn, &seg);

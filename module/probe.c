@@ -75,9 +75,10 @@ void ftv_probe_stop(struct ftv_probe *probe)
 	cancel_delayed_work_sync(&probe->pad_work);
 }
 
-/* The connections of the peer's session that are established, into
- * @conns (FTV_SESSION_FLOWS of room); valid until the caller's RCU read
- * section (BH flavour) ends. Return: how many.
+/* The connections of the peer's session that are established and carry
+ * data (not a join that waits for its first message to go, or for the
+ * peer's answer), into @conns (FTV_SESSION_FLOWS of room); valid until
+ * the caller's RCU read section (BH flavour) ends. Return: how many.
  */
 static unsigned int probe_up(struct ftv_peer *peer, struct ftv_conn **conns)
 {
@@ -87,7 +88,10 @@ static unsigned int probe_up(struct ftv_peer *peer, struct ftv_conn **conns)
 	for (i = 0; conn && i < FTV_SESSION_FLOWS; i++) {
 		struct ftv_conn *c = rcu_dereference_bh(conn->session->up[i]);
 
-		if (c && READ_ONCE(c->state) == FTV_CONN_ESTABLISHED)
+		if (!c || READ_ONCE(c->state) != FTV_CONN_ESTABLISHED)
+			continue;
+		/* Pairs with ftv_conn_join_opened(), as in flow.c. */
+		if (!smp_load_acquire(&c->opening))
 			conns[n++] = c;
 	}
 	return n;

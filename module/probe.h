@@ -79,6 +79,8 @@ struct ftv_probe {
  * @bytes: padding asked for (a pad step)
  * @rate: its rate in kbit/s
  * @length: the plaintext length to pad the ask to (an echo)
+ * @shape: a join's opening goes shaped (1) or as it is (0); -1: as the
+ *	device's shape setting says
  */
 struct ftv_probe_request {
 	u8 step;
@@ -86,6 +88,7 @@ struct ftv_probe_request {
 	u32 bytes;
 	u32 rate;
 	u32 length;
+	int shape;
 };
 
 /**

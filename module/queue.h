@@ -95,6 +95,8 @@ enum ftv_open_result {
  * @tx: what a transmit job carries (head only)
  * @tx.counter: the first of its nonces
  * @tx.bytes: inner bytes, for the statistics (0 for a keepalive)
+ * @tx.shape: a lone message, a join's opening: shape it once sealed
+ *	(past SKB_GSO_CB_OFFSET: only read for a head that is not GSO)
  * @rx: what each received segment carries
  * @rx.seq: its sequence number
  * @rx.ack: its acknowledgment number
@@ -105,6 +107,9 @@ enum ftv_open_result {
  * @rx.flags: its TCPHDR_* flags
  * @rx.has_ts: @rx.tsval is valid
  * @rx.result: enum ftv_open_result, set by the worker
+ * @rx.shaped: it came shaped (a join's opening) and was read back in
+ *	place: @rx.payload_len is the message's length, the segment's is
+ *	FTV_SHAPED_LEN() of it
  */
 struct ftv_cb {
 	struct ftv_conn *conn;
@@ -117,6 +122,7 @@ struct ftv_cb {
 		struct {
 			u64 counter;
 			u32 bytes;
+			bool shape;
 		} tx;
 		struct {
 			u32 seq;
@@ -128,6 +134,7 @@ struct ftv_cb {
 			u8 flags;
 			bool has_ts;
 			u8 result;
+			bool shaped;
 		} rx;
 	};
 };

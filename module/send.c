@@ -19,6 +19,7 @@
 #include "fec_code.h"
 #include "flow.h"
 #include "peer.h"
+#include "shape.h"
 #include "timers.h"
 
 #include <linux/ip.h>
@@ -584,6 +585,33 @@ static int seal_groups(struct ftv_conn *conn, struct ftv_cb *cb,
 	return 0;
 }
 
+/* The longest message a join's opening is: a keepalive. */
+#define FTV_OPENING_MAX (FTV_KEEPALIVE_PAD_MAX + FTV_DATA_OVERHEAD)
+
+/*
+ * Shape a sealed join opening in place (shape.c): a censor that judges
+ * each connection's first message sees printable text, as it does at the
+ * opening of a session.
+ */
+static int shape_sealed(struct sk_buff *skb)
+{
+	unsigned int len = skb->len, shaped = FTV_SHAPED_LEN(len);
+	u8 sealed[FTV_OPENING_MAX];
+	int ret;
+
+	if (WARN_ON_ONCE(len > sizeof(sealed) || skb_is_nonlinear(skb)))
+		return -EINVAL;
+	if (skb_tailroom(skb) < shaped - len) {
+		ret = pskb_expand_head(skb, 0, shaped - len, GFP_ATOMIC);
+		if (ret)
+			return ret;
+	}
+	memcpy(sealed, skb->data, len);
+	skb_put(skb, shaped - len);
+	ftv_shape_encode(sealed, len, skb->data);
+	return 0;
+}
+
 /*
  * The crypto step of a transmit job: split a GSO superpacket into its
  * segments (the copy also finishes their checksums) and seal each with
@@ -599,8 +627,12 @@ static enum ftv_job_state seal_job(struct sk_buff *head)
 	struct sk_buff *segs, *skb;
 	int ret = 0;
 
-	if (!skb_is_gso(head))
-		return seal_lone(conn, head) ? FTV_JOB_DEAD : FTV_JOB_DONE;
+	if (!skb_is_gso(head)) {
+		ret = seal_lone(conn, head);
+		if (!ret && unlikely(cb->tx.shape))
+			ret = shape_sealed(head);
+		return ret ? FTV_JOB_DEAD : FTV_JOB_DONE;
+	}
 	/* This writes the GSO part of skb->cb, from tx.bytes on. */
 	segs = skb_gso_segment(head, 0);
 	if (IS_ERR_OR_NULL(segs))
@@ -915,6 +947,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 	struct dst_entry *dst;
 	bool fec = false;
 
+	FTV_CB(skb)->tx.shape = false;
 	if (data) {
 		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
 				     &tuple, &conn->dst_cache);
@@ -1027,7 +1060,7 @@ void ftv_send_hello(struct ftv_conn *conn)
 	if (unlikely(!msg))
 		return;
 	msg->type = FTV_CONTROL_HELLO;
-	msg->flags = FTV_HELLO_F_FEC;
+	msg->flags = FTV_HELLO_F_FEC | FTV_HELLO_F_OPENINGS;
 	/* A responder takes joins if its session expects some; an
 	 * initiator says whether it will open some (a list of endpoints
 	 * keeps one up: ftv_peer_flows_wanted()).
@@ -1056,6 +1089,30 @@ void ftv_send_keepalive(struct ftv_conn *conn)
 	alloc_padded(0, &skb);
 	if (likely(skb))
 		send_data(conn, skb, false);
+}
+
+/**
+ * ftv_send_opening - send a join's first message, a keepalive, before any
+ *	other goes on it
+ * @conn: a join, established, whose ->opening keeps the sender's choice
+ *	(ftv_flow_pick()) off it until this is queued (conn.c clears it):
+ *	the session's transmit queue sends in the order jobs were queued
+ *
+ * It goes shaped (shape.c) when @conn's opening is to be and the peer
+ * said that it reads shaped openings of joins: a censor that judges each
+ * connection's first message then sees what it sees at the opening of a
+ * session.
+ */
+void ftv_send_opening(struct ftv_conn *conn)
+{
+	struct sk_buff *skb;
+
+	alloc_padded(0, &skb);
+	if (likely(skb)) {
+		FTV_CB(skb)->tx.shape = conn->shape_opening &&
+			READ_ONCE(conn->session->peer_reads_openings);
+		queue_data(conn, skb, false, false);
+	}
 }
 
 /* A control message about @about's session, on the connection the sender

@@ -67,6 +67,8 @@ struct ftv_conn;
  *	numbers and no join is opened any more; under the device's
  *	conn_lock
  * @peer_takes_joins: initiator: the responder's hello said it takes joins
+ * @peer_reads_openings: the peer's hello said that it reads a join's first
+ *	message shaped, and answers a join it takes at once
  * @up: the session's connections that are established (its opener and
  *	its joins), in no order; written under the device's conn_lock,
  *	read under RCU by the sender's choice (ftv_flow_pick())
@@ -113,6 +115,7 @@ struct ftv_session {
 	u32 join_next;
 	unsigned int joins_lost;
 	bool peer_takes_joins;
+	bool peer_reads_openings;
 	struct ftv_conn __rcu *up[FTV_SESSION_FLOWS];
 	atomic_t pick;
 	spinlock_t reorder_lock; /* the ring below */

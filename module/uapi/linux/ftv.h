@@ -56,7 +56,8 @@
  *   nothing: it opens a join to the endpoint numbered FTV_PROBE_A_INDEX,
  *   whose number the reply's FTV_PROBE_A_JOINED gives; EOPNOTSUPP if the
  *   peer takes no joins or opened the session, EBUSY if the session takes
- *   no more joins, ERANGE if there is no such endpoint.
+ *   no more joins, ERANGE if there is no such endpoint. FTV_PROBE_A_SHAPE
+ *   says whether the join's first message goes shaped.
  */
 
 #ifndef _UAPI_LINUX_FTV_H
@@ -253,6 +254,10 @@ enum ftv_probe_attr {
 	FTV_PROBE_A_JOINS_UP,		/* u32, once per join a join step
 					 * opened that came up (the last 16);
 					 * reply only
+					 */
+	FTV_PROBE_A_SHAPE,		/* u8, a join step: 1 its opening
+					 * goes shaped, 0 as it is (the
+					 * device's setting if absent)
 					 */
 
 	__FTV_PROBE_A_LAST,
