@@ -200,6 +200,8 @@ static int put_peer_probe(struct nl_msg *msg, const struct request *req)
 		NLA_PUT_U32(msg, FTV_PROBE_A_RATE, step->rate);
 	if (step->length)
 		NLA_PUT_U32(msg, FTV_PROBE_A_LENGTH, step->length);
+	if (step->shape != PROBE_SHAPE_DEVICE)
+		NLA_PUT_U8(msg, FTV_PROBE_A_SHAPE, step->shape == PROBE_SHAPE_ON);
 	if (nest_end(msg, probe))
 		goto nla_put_failure;
 	return nest_end(msg, nest);

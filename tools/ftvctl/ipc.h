@@ -41,6 +41,15 @@ typedef int (*ipc_event_fn)(const struct peer_event *event, void *arg);
 int ipc_monitor(ipc_event_fn fn, void *arg);
 
 /* One step of a probe of the path to a peer (the netlink probe command). */
+/* How a probe's join opens: as the device's shape setting says, shaped,
+ * or as it is.
+ */
+enum probe_shape {
+	PROBE_SHAPE_DEVICE,
+	PROBE_SHAPE_ON,
+	PROBE_SHAPE_OFF,
+};
+
 struct probe_step {
 	uint8_t step;		/* enum ftv_probe_step */
 	uint32_t index;		/* the connection; FTV_PROBE_INDEX_ALL: a pad on all */
@@ -48,6 +57,7 @@ struct probe_step {
 	 * echo's length (0: the ask's own).
 	 */
 	uint32_t bytes, rate, length;
+	enum probe_shape shape;	/* a join's opening */
 };
 
 /* The peer's last answer to one of this end's asks. */

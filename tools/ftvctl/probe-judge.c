@@ -519,6 +519,60 @@ static void endpoint_verdict(struct probe_report *r)
 	    PROBE_REACH_WAIT, ep, up->ms);
 }
 
+/* Of the reach step's fresh-port joins that opened as @shape says: how
+ * many went, and how many came up; *ms, the first to come up's time.
+ */
+static unsigned int openings_count(const struct probe_report *r,
+				   enum probe_shape shape, unsigned int *up,
+				   unsigned int *ms)
+{
+	unsigned int i, n = 0;
+
+	*up = 0;
+	*ms = 0;
+	for (i = 0; i < r->n_reach; i++) {
+		if (!r->reach[i].current || r->reach[i].shape != shape)
+			continue;
+		n++;
+		if (r->reach[i].up && !(*up)++)
+			*ms = r->reach[i].ms;
+	}
+	return n;
+}
+
+/*
+ * Joins opened shaped came up and those opened as they are did not, or
+ * the other way round: something on the path judges a connection by its
+ * first message. The device's shape setting that passes is recommended
+ * where it differs.
+ */
+static void openings_verdict(struct probe_report *r)
+{
+	unsigned int on, on_up, on_ms, off, off_up, off_ms;
+	struct probe_verdict *v;
+	bool want;
+
+	on = openings_count(r, PROBE_SHAPE_ON, &on_up, &on_ms);
+	off = openings_count(r, PROBE_SHAPE_OFF, &off_up, &off_ms);
+	if (on < PROBE_REACH_FRESH || off < PROBE_REACH_FRESH ||
+	    !on_up == !off_up)
+		return;
+	want = on_up;
+	v = verdict(r, PROBE_V_OPENINGS);
+	if (!v)
+		return;
+	add(v->evidence, sizeof(v->evidence),
+	    "%u of %u joins whose first message went %s came up (the first in %u ms); none of %u whose first went %s did in %.1f s",
+	    want ? on_up : off_up, want ? on : off,
+	    want ? "shaped" : "as it is", want ? on_ms : off_ms,
+	    want ? off : on, want ? "as it is" : "shaped", PROBE_REACH_WAIT);
+	if (r->shape_known && r->shape == want)
+		add(v->evidence, sizeof(v->evidence),
+		    "; this end's shape is %s already", want ? "on" : "off");
+	r->rec_shape = r->shape_known && r->shape != want;
+	r->rec_shape_on = want;
+}
+
 static void reach_verdicts(struct probe_report *r)
 {
 	unsigned int tried, up, others, others_up;
@@ -530,6 +584,8 @@ static void reach_verdicts(struct probe_report *r)
 	others = reach_count(r, false, &others_up);
 	if (tried >= PROBE_REACH_FRESH && !up)
 		port_verdict(r, tried);
+	else
+		openings_verdict(r);
 	if (others > others_up && (up || others_up))
 		endpoint_verdict(r);
 }
@@ -545,6 +601,7 @@ void probe_judge(struct probe_report *r)
 	r->rec_mtu_n = 0;
 	r->rec_rotate = false;
 	r->rec_rotate_n = 0;
+	r->rec_shape = r->rec_shape_on = false;
 	r->pad_loss_known = false;
 	r->pad_loss_ppm = 0;
 	r->policing = POLICING_NOT_MEASURED;
@@ -789,7 +846,10 @@ static void reach_evidence(const struct probe_report *r, char *buf,
 	for (i = 0; i < r->n_reach; i++) {
 		endpoint_to_string(ep, &r->reach[i].ep);
 		add(buf, len, "%s%s%s ", i ? ", " : "", ep,
-		    r->reach[i].current ? " (fresh port)" : "");
+		    !r->reach[i].current ? "" :
+		    r->reach[i].shape == PROBE_SHAPE_ON ? " (fresh port, shaped)" :
+		    r->reach[i].shape == PROBE_SHAPE_OFF ?
+		    " (fresh port, as it is)" : " (fresh port)");
 		if (r->reach[i].up)
 			add(buf, len, "up in %u ms", r->reach[i].ms);
 		else
@@ -797,11 +857,33 @@ static void reach_evidence(const struct probe_report *r, char *buf,
 	}
 }
 
+static void print_openings(const struct probe_report *r)
+{
+	const struct probe_verdict *v = find_verdict(r, PROBE_V_OPENINGS);
+	unsigned int on, on_up, off, off_up, ms;
+
+	if (v) {
+		printf("openings: %s (%s)\n", v->name, v->evidence);
+		return;
+	}
+	if (r->openings_why) {
+		printf("openings: not measured, %s\n", r->openings_why);
+		return;
+	}
+	on = openings_count(r, PROBE_SHAPE_ON, &on_up, &ms);
+	off = openings_count(r, PROBE_SHAPE_OFF, &off_up, &ms);
+	if (on && off && on_up && off_up)
+		printf("openings: not filtered (shaped: %u of %u came up; as they are: %u of %u)\n",
+		       on_up, on, off_up, off);
+	else
+		printf("openings: not measured, no fresh-port join came up\n");
+}
+
 static void print_reach(const struct probe_report *r)
 {
 	const struct probe_verdict *port = find_verdict(r, PROBE_V_PORT);
 	const struct probe_verdict *ep = find_verdict(r, PROBE_V_ENDPOINT);
-	char buf[320];
+	char buf[480];
 
 	if (!r->n_reach) {
 		printf("reach: not measured, %s\n",
@@ -812,10 +894,11 @@ static void print_reach(const struct probe_report *r)
 		printf("reach: %s (%s)\n", port->name, port->evidence);
 	if (ep)
 		printf("reach: %s (%s)\n", ep->name, ep->evidence);
-	if (port || ep)
-		return;
-	reach_evidence(r, buf, sizeof(buf));
-	printf("reach: not seen (%s)\n", buf);
+	if (!port && !ep) {
+		reach_evidence(r, buf, sizeof(buf));
+		printf("reach: not seen (%s)\n", buf);
+	}
+	print_openings(r);
 }
 
 /* "about 1.7 MB", in the decimal units of the run's limit */
@@ -847,12 +930,15 @@ static void print_end(const struct probe_report *r)
 	if (r->rec_mtu)
 		printf("recommended: ip link set dev %s mtu %u\n", r->ifname,
 		       r->rec_mtu_n);
+	if (r->rec_shape)
+		printf("recommended: ftvctl set %s shape %s\n", r->ifname,
+		       r->rec_shape_on ? "on" : "off");
 	if (probe_recommended(r, args, sizeof(args))) {
 		printf("recommended: ftvctl peer set %s %s %s\n", r->ifname, key,
 		       args);
 		return;
 	}
-	if (r->rec_mtu)
+	if (r->rec_mtu || r->rec_shape)
 		return;
 	fec_to_string(fec, r->fec);
 	rotate_to_string(rotate, r->rotate);
@@ -1045,13 +1131,40 @@ static void json_reach(const struct probe_report *r)
 		endpoint_to_string(ep, &r->reach[i].ep);
 		printf("%s{\"endpoint\": ", i ? ", " : "");
 		json_string(ep);
-		printf(", \"current\": %s, \"up\": %s, \"ms\": ",
+		printf(", \"current\": %s, \"shaped\": %s, \"up\": %s, \"ms\": ",
 		       r->reach[i].current ? "true" : "false",
+		       r->reach[i].shape == PROBE_SHAPE_ON ? "true" :
+		       r->reach[i].shape == PROBE_SHAPE_OFF ? "false" : "null",
 		       r->reach[i].up ? "true" : "false");
 		json_u64_or_null(r->reach[i].up, r->reach[i].ms);
 		printf("}");
 	}
 	printf("]}");
+}
+
+static void json_openings(const struct probe_report *r)
+{
+	unsigned int on, on_up, off, off_up, ms;
+	const char *why = NULL;
+
+	on = openings_count(r, PROBE_SHAPE_ON, &on_up, &ms);
+	off = openings_count(r, PROBE_SHAPE_OFF, &off_up, &ms);
+	if (!r->n_reach)
+		why = r->reach_why ? r->reach_why : "not run";
+	else if (r->openings_why)
+		why = r->openings_why;
+	else if (!on_up && !off_up)
+		why = "no fresh-port join came up";
+	printf("{\"verdict\": ");
+	json_verdict_name(r, PROBE_V_OPENINGS);
+	printf(", \"measured\": %s, \"why\": ", why ? "false" : "true");
+	if (why)
+		json_string(why);
+	else
+		printf("null");
+	printf(", \"shaped\": {\"tried\": %u, \"up\": %u}, \"as_is\": {\"tried\": %u, \"up\": %u}, \"device_shape\": %s}",
+	       on, on_up, off, off_up,
+	       !r->shape_known ? "null" : r->shape ? "true" : "false");
 }
 
 static void json_measurements(const struct probe_report *r)
@@ -1060,7 +1173,7 @@ static void json_measurements(const struct probe_report *r)
 	char buf[320];
 
 	if (!r->answered) {
-		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null, \"freeze\": null, \"reach\": null}");
+		printf("{\"resets\": null, \"policing\": null, \"loss\": null, \"mtu\": null, \"freeze\": null, \"reach\": null, \"openings\": null}");
 		return;
 	}
 	printf("{\n    \"resets\": {\"verdict\": ");
@@ -1110,6 +1223,8 @@ static void json_measurements(const struct probe_report *r)
 	json_freeze(r);
 	printf(",\n    \"reach\": ");
 	json_reach(r);
+	printf(",\n    \"openings\": ");
+	json_openings(r);
 	printf("\n  }");
 }
 
@@ -1147,6 +1262,8 @@ void probe_print_json(const struct probe_report *r)
 		printf("null");
 	printf(",\n  \"recommended_mtu\": ");
 	json_u64_or_null(r->rec_mtu, r->rec_mtu_n);
+	printf(",\n  \"recommended_shape\": %s",
+	       !r->rec_shape ? "null" : r->rec_shape_on ? "\"on\"" : "\"off\"");
 	printf(",\n  \"seconds\": %.1f,\n  \"bytes\": %" PRIu64 "\n}\n",
 	       r->seconds, r->bytes);
 }

@@ -49,13 +49,14 @@
 /* The smallest budget rotate takes. */
 #define PROBE_ROTATE_MIN 4096
 /* The reach step: this many joins from fresh source ports to the current
- * endpoint and one to each other endpoint of the peer's list, each up or
+ * endpoint whose first message goes shaped, as many whose first goes as
+ * it is, and one to each other endpoint of the peer's list, each up or
  * not within this many seconds (a join's SYN goes again after 1 s, and
  * the module gives the join up after 3 s).
  */
 #define PROBE_REACH_FRESH 2
 #define PROBE_REACH_WAIT 2.5
-#define PROBE_REACH_MAX (PROBE_REACH_FRESH + FTV_MAX_ENDPOINTS - 1)
+#define PROBE_REACH_MAX (2 * PROBE_REACH_FRESH + FTV_MAX_ENDPOINTS - 1)
 
 /* A pad, and what came of it on each connection. */
 struct pad_result {
@@ -87,6 +88,7 @@ struct freeze_result {
 struct reach_result {
 	union endpoint ep;
 	bool current;		/* to the endpoint the session rides */
+	enum probe_shape shape;	/* how it opened */
 	bool up;
 	unsigned int ms;	/* from the step to it being up */
 };
@@ -114,6 +116,7 @@ struct probe_verdict {
 #define PROBE_V_FREEZE "byte-budget freeze"
 #define PROBE_V_PORT "port blocked"
 #define PROBE_V_ENDPOINT "endpoint blocked"
+#define PROBE_V_OPENINGS "openings filtered"
 
 #define PROBE_VERDICTS_MAX (PROBE_CONNS_MAX + 6)
 
@@ -135,6 +138,7 @@ struct probe_report {
 	bool dials;		/* this end opens the sessions: flows is set here */
 	union endpoint endpoint;	/* the current one */
 	struct endpoint_list endpoints;	/* count 0: no list */
+	bool shape_known, shape;	/* the device's shape setting */
 
 	/* 1. The answer. */
 	bool answered;
@@ -185,6 +189,7 @@ struct probe_report {
 
 	/* 8. Reach: joins from fresh source ports, to each endpoint. */
 	const char *reach_why;	/* why not measured, or NULL */
+	const char *openings_why;	/* why openings were not, or NULL */
 	unsigned int n_reach;
 	struct reach_result reach[PROBE_REACH_MAX];
 
@@ -206,6 +211,8 @@ struct probe_report {
 	uint32_t rec_rotate_n;	/* or FTV_ROTATE_OFF */
 	bool rec_endpoints;	/* endpoint: those of rec_list */
 	struct endpoint_list rec_list;
+	bool rec_shape;		/* the device's shape, rec_shape_on */
+	bool rec_shape_on;
 };
 
 uint64_t pad_total(const struct pad_result *pad);

@@ -245,6 +245,8 @@ static void take_settings(struct run *run, const struct device *dev,
 	r->endpoint = peer->endpoint;
 	if (peer->endpoints)
 		r->endpoints = *peer->endpoints;
+	r->shape_known = dev->flags & DEVICE_HAS_SHAPE;
+	r->shape = dev->shape;
 	r->has_own_key = dev->flags & DEVICE_HAS_PUBLIC_KEY;
 	memcpy(r->own_key, dev->public_key, FTV_KEY_LEN);
 }
@@ -708,8 +710,10 @@ static int step_loss(struct run *run)
 	return 0;
 }
 
-/* Whether the join numbered @index came up: join steps' joins are given
- * up as soon as they are, so they are seldom seen among the connections.
+/* Whether the join numbered @index came up, as the module recorded it:
+ * once the peer's answer opened on it (or its SYN was answered, from a
+ * peer that does not answer joins). Being among the connections says
+ * nothing: one waits there for that answer.
  */
 static bool join_came_up(const struct probe_reply *rep, uint32_t index)
 {
@@ -718,7 +722,7 @@ static bool join_came_up(const struct probe_reply *rep, uint32_t index)
 	for (i = 0; i < rep->n_joins_up; i++)
 		if (rep->joins_up[i] == index)
 			return true;
-	return find_conn(rep, index) != NULL;
+	return false;
 }
 
 /* Why a join step failed, for the report. */
@@ -740,12 +744,14 @@ static const char *join_refused(int err)
 }
 
 /* Opens the reach step's join to the endpoint numbered @ep (@current:
- * the session's); 0 or the step's error.
+ * the session's), opening as @shape says; 0 or the step's error.
  */
 static int reach_open(struct run *run, uint32_t ep, bool current,
-		      uint32_t *joined)
+		      enum probe_shape shape, uint32_t *joined)
 {
-	const struct probe_step step = { .step = FTV_PROBE_JOIN, .index = ep };
+	const struct probe_step step = {
+		.step = FTV_PROBE_JOIN, .index = ep, .shape = shape,
+	};
 	struct probe_report *r = &run->r;
 	struct reach_result *res;
 	struct probe_reply rep;
@@ -757,12 +763,36 @@ static int reach_open(struct run *run, uint32_t ep, bool current,
 	res = &r->reach[r->n_reach];
 	joined[r->n_reach++] = rep.joined;
 	res->current = current;
+	res->shape = shape;
 	res->ep = r->endpoints.count ? r->endpoints.ep[ep] : r->endpoint;
 	return 0;
 }
 
-/* 8: joins from fresh source ports to the current endpoint, and to each
- * other endpoint of the list; which came up within PROBE_REACH_WAIT.
+/* The reach step's joins to the current endpoint: as many shaped as
+ * opening as they are, to tell an opening filter. A module that cannot
+ * shape a probe's join (EINVAL) opens them as its device does.
+ */
+static int reach_open_fresh(struct run *run, uint32_t cur, uint32_t *joined)
+{
+	unsigned int i, before = run->r.n_reach;
+	int ret = 0;
+
+	for (i = 0; !ret && i < 2 * PROBE_REACH_FRESH; i++)
+		ret = reach_open(run, cur, true,
+				 i % 2 ? PROBE_SHAPE_OFF : PROBE_SHAPE_ON,
+				 joined);
+	if (ret != -EINVAL || run->r.n_reach != before)
+		return ret;
+	run->r.openings_why = "this end's module cannot shape a probe's join";
+	ret = 0;
+	for (i = 0; !ret && i < PROBE_REACH_FRESH; i++)
+		ret = reach_open(run, cur, true, PROBE_SHAPE_DEVICE, joined);
+	return ret;
+}
+
+/* 8: joins from fresh source ports to the current endpoint, shaped and
+ * not, and to each other endpoint of the list; which came up within
+ * PROBE_REACH_WAIT.
  */
 static void step_reach(struct run *run)
 {
@@ -791,9 +821,10 @@ static void step_reach(struct run *run)
 	 */
 	for (i = 0; !ret && i < r->endpoints.count; i++)
 		if (i != cur)
-			ret = reach_open(run, i, false, joined);
-	for (i = 0; !ret && i < PROBE_REACH_FRESH; i++)
-		ret = reach_open(run, cur, true, joined);
+			ret = reach_open(run, i, false, PROBE_SHAPE_DEVICE,
+					 joined);
+	if (!ret)
+		ret = reach_open_fresh(run, cur, joined);
 	if (ret && !r->n_reach) {
 		r->reach_why = join_refused(ret);
 		return;
@@ -831,6 +862,24 @@ static void count_bytes(struct run *run)
 	run->r.seconds = now() - run->start;
 }
 
+/* The device's shape setting, when the reach step recommends one. */
+static int apply_shape(struct run *run, FILE *out)
+{
+	const struct probe_report *r = &run->r;
+	struct device dev = { .flags = DEVICE_HAS_SHAPE };
+
+	if (!r->rec_shape)
+		return 0;
+	snprintf(dev.name, sizeof(dev.name), "%s", run->ifname);
+	dev.shape = r->rec_shape_on;
+	if (ipc_set_device(&dev))
+		return 1;
+	fprintf(out, "%sapplied: ftvctl set %s shape %s\n",
+		run->json ? "ftvctl: " : "", run->ifname,
+		r->rec_shape_on ? "on" : "off");
+	return 0;
+}
+
 /* The device's MTU, when the path MTU step recommends one. */
 static int apply_mtu(struct run *run, FILE *out)
 {
@@ -853,10 +902,10 @@ static int apply(struct run *run)
 	FILE *out = run->json ? stderr : stdout;
 
 	if (!probe_recommended(r, args, sizeof(args))) {
-		if (!r->rec_mtu)
+		if (!r->rec_mtu && !r->rec_shape)
 			fprintf(out, "%snothing to apply\n",
 				run->json ? "ftvctl: " : "");
-		return apply_mtu(run, out);
+		return apply_shape(run, out) ?: apply_mtu(run, out);
 	}
 	memcpy(peer.public_key, run->key, FTV_KEY_LEN);
 	if (r->rec_flows) {
@@ -884,7 +933,7 @@ static int apply(struct run *run)
 	key_to_base64(key, run->key);
 	fprintf(out, "%sapplied: ftvctl peer set %s %s %s\n",
 		run->json ? "ftvctl: " : "", run->ifname, key, args);
-	return apply_mtu(run, out);
+	return apply_shape(run, out) ?: apply_mtu(run, out);
 }
 
 /* ---- the subcommand ----------------------------------------------------- */

@@ -302,7 +302,7 @@ fi
 
 if [ -x "$HERE/probe-test" ]; then
 	for path in clean policed shared loss hostile single spent policed-answering \
-		mtu-hole mtu-icmp freeze port port-list endpoint; do
+		mtu-hole mtu-icmp freeze port port-list endpoint openings; do
 		"$HERE/probe-test" --json "$path"
 	done | python3 -c '
 import json, sys
@@ -313,21 +313,24 @@ while i < len(text):
     objs.append(o)
     while i < len(text) and text[i].isspace():
         i += 1
-assert len(objs) == 14, len(objs)
+assert len(objs) == 15, len(objs)
 (clean, policed, shared, loss, hostile, single, spent, answering, hole, icmp,
-    freeze, port, port_list, endpoint) = objs
+    freeze, port, port_list, endpoint, openings) = objs
 for o in objs:
     assert list(o) == ["interface", "peer", "answered", "connections",
         "measurements", "verdicts", "recommended", "recommended_mtu",
-        "seconds", "bytes"], list(o)
-    assert list(o["measurements"]) == ["resets", "policing", "loss", "mtu", "freeze", "reach"]
+        "recommended_shape", "seconds", "bytes"], list(o)
+    assert list(o["measurements"]) == ["resets", "policing", "loss", "mtu",
+        "freeze", "reach", "openings"]
     m = o["measurements"]
     assert list(m["mtu"]) == ["verdict", "measured", "device", "fits", "lost",
         "route_mtu", "icmp", "asks"], list(m["mtu"])
     assert list(m["freeze"]) == ["verdict", "measured", "why", "connections"]
     assert list(m["reach"]) == ["verdicts", "measured", "why", "joins"]
     for j in m["reach"]["joins"]:
-        assert list(j) == ["endpoint", "current", "up", "ms"], j
+        assert list(j) == ["endpoint", "current", "shaped", "up", "ms"], j
+    assert list(m["openings"]) == ["verdict", "measured", "why", "shaped",
+        "as_is", "device_shape"], list(m["openings"])
     for c in m["freeze"]["connections"]:
         assert list(c) == ["index", "granted", "came", "carried", "froze"], c
     assert list(m["resets"]) == ["verdict", "rst", "fin", "here", "at_peer"]
@@ -379,11 +382,19 @@ assert [v["name"] for v in port["verdicts"]] == ["port blocked"]
 assert port["recommended"] == "flows 1 rotate off"
 assert port["measurements"]["reach"]["verdicts"] == ["port blocked"]
 assert port["measurements"]["reach"]["joins"][0] == {"endpoint": "198.51.100.2:51820",
-    "current": True, "up": False, "ms": None}
+    "current": True, "shaped": None, "up": False, "ms": None}
 assert port_list["recommended"] == "endpoint 198.51.100.3:51820"
 assert [v["name"] for v in endpoint["verdicts"]] == ["endpoint blocked"]
 assert endpoint["measurements"]["reach"]["joins"][0]["ms"] == 41
 assert endpoint["measurements"]["reach"]["joins"][2]["up"] is False
+assert [v["name"] for v in openings["verdicts"]] == ["openings filtered"]
+assert openings["recommended"] is None and openings["recommended_shape"] == "on"
+assert openings["measurements"]["openings"] == {"verdict": "openings filtered",
+    "measured": True, "why": None, "shaped": {"tried": 2, "up": 2},
+    "as_is": {"tried": 2, "up": 0}, "device_shape": False}
+assert [j["shaped"] for j in openings["measurements"]["reach"]["joins"]] == [True, False] * 2
+assert clean["recommended_shape"] is None
+assert clean["measurements"]["openings"]["why"] == "not run"
 '
 	ktap_rc $? "probe --json: valid, keys in the documented order"
 
@@ -404,14 +415,15 @@ assert endpoint["measurements"]["reach"]["joins"][2]["up"] is False
 	# The steps against a simulated peer (probe.c with a make-believe
 	# netlink layer), in real time: a few seconds each.
 	"$HERE/probe-test" --run clean >"$TMP/probe" 2>"$TMP/err" &&
-	[ "$(wc -l <"$TMP/probe")" = 10 ] &&
+	[ "$(wc -l <"$TMP/probe")" = 11 ] &&
 	grep -q "^path MTU: not seen (an echo of 1420 bytes, the device's MTU, came)$" "$TMP/probe" &&
 	grep -q "^freeze: not seen (connection 1 brought [0-9]* of a pad of 500000)$" "$TMP/probe" &&
 	grep -q "^answer: the peer answered in [0-9]* ms (connection 0)$" "$TMP/probe" &&
 	grep -q "^connections: not seen (each of the 4 up answered: 0 in" "$TMP/probe" &&
 	grep -q "^policing: not seen (no rate limit up to 8 Mbit/s: one connection brought all the pad" "$TMP/probe" &&
 	grep -q "^took [0-9.]* s and about 1.5 MB$" "$TMP/probe" &&
-	grep -q "^reach: not seen (198.51.100.2:51820 (fresh port) up in [0-9]* ms, 198.51.100.2:51820 (fresh port) up in [0-9]* ms)$" "$TMP/probe" &&
+	grep -q "^reach: not seen (198.51.100.2:51820 (fresh port, shaped) up in [0-9]* ms, 198.51.100.2:51820 (fresh port, as it is) up in [0-9]* ms, 198.51.100.2:51820 (fresh port, shaped) up in [0-9]* ms, 198.51.100.2:51820 (fresh port, as it is) up in [0-9]* ms)$" "$TMP/probe" &&
+	grep -q "^openings: not filtered (shaped: 2 of 2 came up; as they are: 2 of 2)$" "$TMP/probe" &&
 	grep -q "^nothing found; keep: flows 4, fec auto, rotate auto$" "$TMP/probe" &&
 	grep -q "^# 13 asks, 3742880 bytes of budget left, exit 0$" "$TMP/err"
 	ktap_rc $? "probe run, clean path: two pads, nothing found"
@@ -467,10 +479,17 @@ assert o["recommended_mtu"] == 1204
 	ktap_rc $? "probe run, connections frozen after 16 KB: the freeze, rotate 12k applied"
 
 	"$HERE/probe-test" --run port-blocked --apply >"$TMP/probe" 2>"$TMP/err" &&
-	grep -q "^reach: port blocked (2 joins from fresh source ports to 198.51.100.2:51820 got no answer in 2.5 s, while the session's connection answered in [0-9]* ms; the peer has no other endpoint: a new session needs a new connection too)$" "$TMP/probe" &&
+	grep -q "^reach: port blocked (4 joins from fresh source ports to 198.51.100.2:51820 got no answer in 2.5 s, while the session's connection answered in [0-9]* ms; the peer has no other endpoint: a new session needs a new connection too)$" "$TMP/probe" &&
 	grep -q "^applied: ftvctl peer set ftv0 [A-Za-z0-9+/]*= flows 1 rotate off$" "$TMP/probe" &&
 	grep -q "^# applied: flows 1, " "$TMP/err"
 	ktap_rc $? "probe run, new connections blocked: port blocked, flows 1 rotate off applied"
+
+	"$HERE/probe-test" --run openings --apply >"$TMP/probe" 2>"$TMP/err" &&
+	grep -q "^openings: openings filtered (2 of 2 joins whose first message went shaped came up (the first in [0-9]* ms); none of 2 whose first went as it is did in 2.5 s)$" "$TMP/probe" &&
+	grep -q "^recommended: ftvctl set ftv0 shape on$" "$TMP/probe" &&
+	grep -q "^applied: ftvctl set ftv0 shape on$" "$TMP/probe" &&
+	grep -q "^# applied: shape on$" "$TMP/err"
+	ktap_rc $? "probe run, openings that look random blocked: openings filtered, shape on applied"
 
 	"$HERE/probe-test" --run spent >"$TMP/probe" 2>"$TMP/err" &&
 	grep -q "^policing: not measured, the peer's probe budget is spent (try again in a minute)$" "$TMP/probe"

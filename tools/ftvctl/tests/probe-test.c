@@ -288,6 +288,34 @@ static void path_endpoint(struct probe_report *r)
 	reach_set(r, true, true, false);
 }
 
+/* Clean, and the reach step's fresh-port joins: two opened shaped (up
+ * when @on_up) and two as they are (up when @off_up), from a device
+ * whose shape setting is @shape.
+ */
+static void openings_set(struct probe_report *r, bool on_up, bool off_up,
+			 bool shape)
+{
+	unsigned int i;
+	bool up;
+
+	path_clean(r);
+	ep_set(&r->endpoint, "198.51.100.2:51820");
+	r->shape_known = true;
+	r->shape = shape;
+	for (i = 0; i < 2 * PROBE_REACH_FRESH; i++) {
+		up = i % 2 ? off_up : on_up;
+		r->reach[r->n_reach++] = (struct reach_result){
+			.ep = r->endpoint, .current = true, .up = up,
+			.shape = i % 2 ? PROBE_SHAPE_OFF : PROBE_SHAPE_ON,
+			.ms = up ? 41 + i : 0 };
+	}
+}
+
+static void path_openings(struct probe_report *r)
+{
+	openings_set(r, true, false, false);
+}
+
 static const struct {
 	const char *name;
 	void (*fill)(struct probe_report *r);
@@ -307,6 +335,7 @@ static const struct {
 	{ "port", path_port },
 	{ "port-list", path_port_list },
 	{ "endpoint", path_endpoint },
+	{ "openings", path_openings },
 };
 
 #define PATH_COUNT (sizeof(paths) / sizeof(paths[0]))
@@ -385,6 +414,46 @@ static void test_rules(void)
 	      "loss: nothing granted, nothing lost; nothing came, all lost");
 	check(pad_kbit(1000000, 1.0) == 8000 && pad_kbit(1, 0) == 0,
 	      "rate: bytes * 8 / seconds, in kbit/s");
+}
+
+static void test_openings(void)
+{
+	struct probe_report r;
+
+	openings_set(&r, true, true, true);
+	probe_judge(&r);
+	check(!r.n_verdicts && !r.rec_shape,
+	      "openings: shaped and as they are all up, no verdict");
+	openings_set(&r, true, false, true);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_OPENINGS) && r.n_verdicts == 1 && !r.rec_shape &&
+	      recommends(&r, "") &&
+	      !strcmp(r.verdicts[0].evidence,
+		      "2 of 2 joins whose first message went shaped came up (the first in 41 ms); none of 2 whose first went as it is did in 2.5 s; this end's shape is on already"),
+	      "openings filtered, shape on here: the verdict, nothing to change");
+	openings_set(&r, true, false, false);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_OPENINGS) && r.rec_shape && r.rec_shape_on &&
+	      recommends(&r, ""),
+	      "openings filtered, shape off here: shape on");
+	openings_set(&r, false, true, true);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_OPENINGS) && r.rec_shape && !r.rec_shape_on,
+	      "shaped openings filtered, shape on here: shape off");
+	openings_set(&r, true, false, false);
+	r.reach[3].up = true;
+	probe_judge(&r);
+	check(!r.n_verdicts && !r.rec_shape,
+	      "openings: one as it is of two up is no verdict");
+	openings_set(&r, false, false, false);
+	probe_judge(&r);
+	check(has(&r, PROBE_V_PORT) && !has(&r, PROBE_V_OPENINGS) &&
+	      !r.rec_shape,
+	      "openings: none up at all is a blocked port, not a filter");
+	openings_set(&r, true, false, false);
+	r.n_reach = 3;
+	probe_judge(&r);
+	check(!r.n_verdicts, "openings: one as it is alone is no verdict");
 }
 
 static void test_paths(void)
@@ -567,6 +636,7 @@ static void test_paths(void)
 	check(has(&r, PROBE_V_FREEZE) && has(&r, PROBE_V_PORT) &&
 	      recommends(&r, "flows 1 rotate off"),
 	      "a freeze, and new connections blocked: no rotation");
+	test_openings();
 }
 
 /* ---- a simulated peer -------------------------------------------------- */
@@ -595,6 +665,9 @@ static struct sim {
 	uint64_t rst;
 	bool dials;
 	bool port_blocked;		/* joins get no answer */
+	bool plain_blocked;		/* joins opened as they are get none */
+	bool shape_off;			/* the device's shape setting */
+	bool shape_set, shape_on;	/* what --apply set */
 
 	/* what the kernel holds */
 	uint32_t nonce;
@@ -611,6 +684,7 @@ static struct sim {
 	unsigned int asks;
 	unsigned int joins;		/* opened by join steps */
 	double join_at[PROBE_REACH_MAX];
+	enum probe_shape join_shape[PROBE_REACH_MAX];
 	bool applied;
 	struct peer set;
 } sim;
@@ -691,6 +765,13 @@ static void sim_answer(void)
 	}
 }
 
+/* Whether join @i opened as it is. */
+static bool sim_plain(unsigned int i)
+{
+	return sim.join_shape[i] == PROBE_SHAPE_OFF ||
+	       (sim.join_shape[i] == PROBE_SHAPE_DEVICE && sim.shape_off);
+}
+
 int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	      const struct probe_step *step, struct probe_reply *reply)
 {
@@ -705,6 +786,7 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	if (step->step == FTV_PROBE_JOIN) {
 		if (!sim.n || sim.joins == PROBE_REACH_MAX)
 			return -ENOTCONN;
+		sim.join_shape[sim.joins] = step->shape;
 		sim.join_at[sim.joins++] = now();
 		reply->joined = 100 + sim.joins;
 	} else if (step->step != FTV_PROBE_READ) {
@@ -752,11 +834,21 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 		reply->conns[i].has_rx_stream = true;
 		reply->conns[i].rx_stream = sim.stream0 + sim.rx[i];
 	}
-	/* Joins come up a round trip after they went, unless blocked. */
+	/* Joins come up a round trip after they went, unless blocked, and
+	 * are recorded as the module does (joins-up).
+	 */
 	for (i = 0; i < sim.joins && !sim.port_blocked; i++)
-		if (now() >= sim.join_at[i] + 0.02)
-			reply->conns[reply->n_conns++] = (struct probe_conn){
-				.index = 101 + i };
+		if (now() >= sim.join_at[i] + 0.02 &&
+		    !(sim.plain_blocked && sim_plain(i)) &&
+		    reply->n_joins_up < PROBE_JOINS_MAX)
+			reply->joins_up[reply->n_joins_up++] = 101 + i;
+	return 0;
+}
+
+int ipc_set_device(const struct device *dev)
+{
+	sim.shape_set = dev->flags & DEVICE_HAS_SHAPE;
+	sim.shape_on = dev->shape;
 	return 0;
 }
 
@@ -782,7 +874,8 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 	if (!dev || !peer)
 		abort();
 	snprintf(dev->name, sizeof(dev->name), "%s", ifname);
-	dev->flags = DEVICE_HAS_PUBLIC_KEY;
+	dev->flags = DEVICE_HAS_PUBLIC_KEY | DEVICE_HAS_SHAPE;
+	dev->shape = !sim.shape_off;
 	for (i = 0; i < FTV_KEY_LEN; i++) {
 		dev->public_key[i] = i + 100;
 		peer->public_key[i] = i + 1;
@@ -849,6 +942,8 @@ static const struct {
 		      .stream0 = 1500, .fec = FEC_DEFAULT } },
 	{ "port-blocked", { .n = 2, .flows = 2, .silent = -1,
 			    .port_blocked = true, .fec = FEC_DEFAULT } },
+	{ "openings", { .n = 2, .flows = 2, .silent = -1, .plain_blocked = true,
+			.shape_off = true, .fec = FEC_DEFAULT } },
 	{ "mute", { .n = 4, .flows = 4, .silent = -1, .mute = true } },
 	{ "down", { .n = 0, .flows = 4, .silent = -1 } },
 };
@@ -890,6 +985,9 @@ static int run_sim(int argc, char **argv)
 	}
 	if (sim.mtu_set)
 		fprintf(stderr, "# applied: mtu %u\n", sim.mtu_set);
+	if (sim.shape_set)
+		fprintf(stderr, "# applied: shape %s\n",
+			sim.shape_on ? "on" : "off");
 	fprintf(stderr, "# %u asks, %u bytes of budget left, exit %d\n",
 		sim.asks, sim.budget, ret);
 	return ret;
