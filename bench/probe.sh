@@ -16,6 +16,9 @@
 #                                     not, and a clean path first
 #   port    test_pathprobe_port.sh    SYNs to the port in use dropped,
 #                                     and a clean path first
+#   open    test_pathprobe_open.sh    connections whose first payload
+#                                     from the client is not printable
+#                                     blocked, and a clean path first
 #
 # BENCH_PROBE_CENSORS picks some. ftvctl is wrapped for the runs: each
 # probe's JSON, wall time and the VM's busy CPU while it ran (both ends
@@ -33,6 +36,7 @@ PROBE_SCRIPTS=(
 	rst:test_pathprobe_rst.sh
 	mtu:test_pathprobe_mtu.sh
 	port:test_pathprobe_port.sh
+	open:test_pathprobe_open.sh
 )
 
 # probe_wrapper DIR : an ftvctl in DIR that records each probe it runs

@@ -1292,6 +1292,7 @@ PROBE_CENSORS = [
     ("rst", "RSTs injected after 40 segments"),
     ("mtu", "a 1280-byte link, ICMP dropped"),
     ("port", "new connections to the port in use dropped"),
+    ("open", "connections whose first message looks random blocked"),
 ]
 PROBE_SECONDS_MAX = 30      # one probe run, at most
 PROBE_MB_MAX = 5            # and its bytes, MB

@@ -207,6 +207,60 @@ table ip freeze {
 NFT
 }
 
+# paths_fet : R judges each new connection to S's listen port by the first
+# segment with payload that C sends on it, as the Great Firewall's
+# detector of fully encrypted traffic does (Wu et al., USENIX Security
+# 2023) with one of its exemptions, the strictest for ftv: unless the
+# first six bytes are printable ASCII, that segment and everything after
+# it on the connection, both ways, are dropped (conntrack mark 2; 1 for a
+# connection that passed). Only a connection's first segments are
+# judged (conntrack's count, paths_censor's accounting): one that carried
+# 8 or more from C before is left alone. table ip fet
+paths_fet()
+{
+	local off printable="" rules=""
+	local first="ip daddr $S_PUB4 tcp dport $FTV_PORT ct mark 0 ct original packets < 8"
+
+	for off in 0 8 16 24 32 40; do
+		printable+=" @ih,$off,8 0x20-0x7e"
+		rules+="		$first @ih,$off,8 < 0x20 ct mark set 2 drop
+		$first @ih,$off,8 > 0x7e ct mark set 2 drop
+"
+	done
+	nsx "$R" nft -f - <<NFT
+table ip fet {
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		ct mark 2 counter drop
+		$first$printable ct mark set 1 accept
+$rules	}
+}
+NFT
+}
+
+# paths_fet_blocked : connections R's paths_fet blocked
+paths_fet_blocked()
+{
+	nsx "$R" conntrack -L -m 2 2>/dev/null | grep -c "dport=$FTV_PORT"
+}
+
+# probe_field EXPR : EXPR over the JSON ftvctl probe printed, in $out: r
+# is the whole, m its measurements
+probe_field()
+{
+	"$PYTHON" -c '
+import json, sys
+r = json.loads(sys.argv[1])
+m = r["measurements"]
+print(eval(sys.argv[2]))' "$out" "$1" 2>/dev/null
+}
+
+# verdicts : the names of the verdicts in $out, or none
+verdicts() { probe_field '",".join(v["name"] for v in r["verdicts"]) or "none"'; }
+
+# cost_ok : True when the probe in $out took at most 30 s and 5 MB
+cost_ok() { probe_field 'r["seconds"] <= 30 and r["bytes"] < 5000000'; }
+
 # paths_crossed BYTES : connections in R's conntrack that carried more
 # than BYTES towards C (the second bytes= of a line is the reply
 # direction's)

@@ -49,15 +49,6 @@ connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel"
 
 # ftvctl_probe : ftvctl probe --json on C for S
 ftvctl_probe() { nsx "$C" "$FTVCTL" probe ftv0 "$S_KEY" --json; }
-# probe_field EXPR : EXPR over ftvctl probe's JSON r
-probe_field()
-{
-	"$PYTHON" -c '
-import json, sys
-r = json.loads(sys.argv[1])
-print(eval(sys.argv[2]))' "$out" "$1" 2>/dev/null
-}
-verdicts() { probe_field '",".join(v["name"] for v in r["verdicts"]) or "none"'; }
 segments() { nft_packets "$R" "ip watch"; }
 past() { [ "$(segments)" -ge "$1" ]; }
 
