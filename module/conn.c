@@ -34,10 +34,9 @@
  *                                    opened (or its SYN was
  *                                    answered, by a peer that
  *                                    does not answer joins)
- *  ESTABLISHED       RETIRED         an initiator's join whose     gc
- *                                    answer was due and did not
- *                                    come within
- *                                    FTV_JOIN_TIMEOUT_MS
+ *  ESTABLISHED       RETIRED         a probe's join whose answer   gc
+ *                                    was due and did not come
+ *                                    within FTV_JOIN_TIMEOUT_MS
  *  RETIRED           LINGER          FTV_RETIRED_KEYS_MS passed;   gc
  *                                    keys freed after RCU
  *  any but NEW       DEAD            lingered FTV_LINGER_MS (gc),  gc, peer.c,
@@ -440,13 +439,17 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		if (opts->has_ts)
 			atomic_set(&conn->ts_recent, opts->tsval);
 		if (conn->join_index) {
-			/* A join needs no key exchange: it is up. Where the
-			 * peer answers joins, it carries nothing and waits
-			 * on the joining list until that answer opens
+			/* A join needs no key exchange: it is up. A probe's,
+			 * where the peer answers joins, waits on the joining
+			 * list until that answer opens
 			 * (ftv_conn_join_answered()): a path that drops a
-			 * join's first message, or the answer, shows so.
+			 * join's first message, or the answer, shows so. A
+			 * join for data does not wait: with small budgets
+			 * (rotate 11k behind a freeze) a round trip more
+			 * before each successor carries data took a download
+			 * from 1.1 to 0.1 Mbit/s.
 			 */
-			WRITE_ONCE(conn->answer_due,
+			WRITE_ONCE(conn->answer_due, conn->probe_join &&
 				   READ_ONCE(conn->session->peer_reads_openings));
 			if (!conn->answer_due) {
 				list_del_init(&conn->gc_entry);
@@ -672,8 +675,6 @@ static unsigned int gc_joins_locked(struct ftv_device *fdev,
 			retire_join_locked(conn);
 			unanswered[n++] = conn;
 			joins_lost_locked(conn);
-			if (!conn->probe_join)
-				ftv_timers_want_connection(conn->peer);
 			continue;
 		}
 		if (conn->is_initiator) {
@@ -1250,11 +1251,11 @@ void ftv_conn_join_opened(struct ftv_conn *conn)
 
 /**
  * ftv_conn_join_answered - a sealed message opened on an initiator's join
- *	that waits for its peer's answer
+ *	that waits for its peer's answer (a probe's)
  * @conn: the join, under RCU (the serial receive step)
  *
- * The join is up both ways: data may go on it, or, a probe's, it is
- * recorded and given up (ftv_conn_probe_join_up()).
+ * The join is up both ways: a probe's is recorded and given up
+ * (ftv_conn_probe_join_up()); any other could carry data from now on.
  */
 void ftv_conn_join_answered(struct ftv_conn *conn)
 {

@@ -99,9 +99,9 @@ enum ftv_conn_state {
  *	not gone yet, or, on an initiator's, whose peer has not answered it
  *	yet (@answer_due): nothing else is sent on it before (flow.c)
  * @shape_opening: that first message goes shaped (shape.c)
- * @answer_due: initiator: a join whose peer answers joins (its hello
- *	said so, when the SYN-ACK came); it waits on the device's joining
- *	list for the answer, and is given up without it
+ * @answer_due: initiator: a probe's join whose peer answers joins (its
+ *	hello said so, when the SYN-ACK came); it waits on the device's
+ *	joining list for the answer, and is given up without it
  * @budget: the bytes the responder may send on it, as the initiator
  *	drew them (0: no limit; flow.c)
  * @budget_told: initiator: @budget was told to the responder
