@@ -122,6 +122,8 @@
 # 8 is nft's "1 mbytes/second", outer headers included),
 # BENCH_FLOWS_UNITS ("clean police hole freeze": the kinds of flows units
 # run when BENCH_TESTS has flows, in that order whatever the order given),
+# BENCH_FREEZE_ROTATE (12k: the budgets the freeze unit runs after rotate
+# auto, one run each),
 # BENCH_DELAY (10ms), BENCH_PROFILE (1, or 0 with BENCH_QUICK: an
 # ftrace profile of one stream, and of the pps load, through WireGuard
 # and ftv, after the measurements).
@@ -1270,6 +1272,8 @@ units()
 # anew)
 flows_units()
 {
+	local rot
+
 	if in_list clean "${FLOWS_KINDS[@]}"; then
 		echo flows_clean_p1_fwd flows_clean_p1_rev
 	fi
@@ -1280,7 +1284,10 @@ flows_units()
 		echo flows_hole_p1_fwd flows_hole_p1_rev
 	fi
 	if in_list freeze "${FLOWS_KINDS[@]}"; then
-		echo flows_freeze_auto flows_freeze_12k
+		echo flows_freeze_auto
+		for rot in ${BENCH_FREEZE_ROTATE:-12k}; do
+			echo "flows_freeze_$rot"
+		done
 	fi
 }
 

@@ -94,7 +94,7 @@ probe_bench()
 	local runs=$1 entry censor script r dir rc figs
 	local -a want
 
-	read -r -a want <<<"${BENCH_PROBE_CENSORS:-police freeze rst mtu port}"
+	read -r -a want <<<"${BENCH_PROBE_CENSORS:-police freeze rst mtu port open}"
 	# The selftests count objects by the module's debug messages.
 	echo 'module ftv +p' >/proc/dynamic_debug/control 2>/dev/null
 	for ((r = 1; r <= runs; r++)); do

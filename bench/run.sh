@@ -21,7 +21,9 @@
 # BENCH_RTTS, BENCH_PATH_LOSS, BENCH_PATH_FEC_LOSS, BENCH_PATH_TIME,
 # BENCH_PATH_OMIT, BENCH_PATH_WARMUP; the flows test's policer,
 # BENCH_POLICE_MBIT, and its kinds of units, BENCH_FLOWS_UNITS, default
-# "clean police hole freeze", the last two against a censor; the probe
+# "clean police hole freeze", the last two against a censor, and the
+# budgets the freeze unit tries beside rotate auto, BENCH_FREEZE_ROTATE
+# (12k; what ftvctl probe recommended, say); the probe
 # section's BENCH_PROBE_RUNS and BENCH_PROBE_CENSORS, make bench
 # BENCH_TESTS=probe running it alone; a BENCH_*
 # variable set empty reaches the guest empty, which for the path lists
@@ -75,7 +77,8 @@ GUEST_VARS=(BENCH_QUICK BENCH_TESTS BENCH_CONFIGS BENCH_REPEATS BENCH_TIME
 	BENCH_RTTS BENCH_PATH_LOSS BENCH_PATH_FEC_LOSS BENCH_PATH_TIME
 	BENCH_PATH_OMIT BENCH_PATH_WARMUP BENCH_POLICE_MBIT BENCH_FLOWS_UNITS
 	BENCH_PROFILE BENCH_WIRE BENCH_PEERS BENCH_PEERS_REPEATS
-	BENCH_PEERS_WG_LINKDEL BENCH_PROBE_RUNS BENCH_PROBE_CENSORS)
+	BENCH_PEERS_WG_LINKDEL BENCH_PROBE_RUNS BENCH_PROBE_CENSORS
+	BENCH_FREEZE_ROTATE)
 
 if [ "${FTV_SKIP_DEPS:-0}" != 1 ]; then
 	step "dependencies (scripts/deps.sh)"

@@ -16,7 +16,7 @@
 #    the others not (R blocked exactly those two), with nothing to change
 #    (shape is on), within 30 s and 5 MB;
 #  - C with shape off: a third join (flows 3) never comes up at S (C
-#    gives each up after 3 s and tries another), and the probe
+#    finds each stalled and tries another), and the probe
 #    recommends shape on, which --apply sets; the next join then comes
 #    up on both ends, and pings pass.
 #
