@@ -17,8 +17,8 @@
 #    (shape is on), within 30 s and 5 MB;
 #  - C with shape off: a third join (flows 3) never comes up at S (C
 #    finds each stalled and tries another), and the probe
-#    recommends shape on, which --apply sets; with traffic, the blocked
-#    join is found stalled and the next opens shaped and comes up on
+#    recommends shape on, which --apply sets; a transfer finds the
+#    blocked join stalled, and the next opens shaped and comes up on
 #    both ends, and pings pass.
 #
 #   ns C (initiator)          ns R (router, censor)              ns S (responder)
@@ -103,11 +103,13 @@ ktap_eq "shape off: openings filtered; it recommends shape on" \
 ktap_eq "--apply set shape on" "ftvctl: applied: ftvctl set ftv0 shape on True" \
 	"$(grep applied "$FTV_TMP/err") $(ftv_json "$C" ftv0 'd["shape"]')"
 # The join blocked before looks up to C until data on it goes unanswered
-# (the stall check): traffic finds it, and its successor opens shaped.
-bg_ping "$C" 10.9.0.2 after
-wait_for 20 s_flows 3
-bg_ping_stop after
-ktap_eq "shape on again: the third join comes up at S, pings pass" "3 ok" \
-	"$(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["flows_up"]') $(pings_pass && echo ok)"
+# (the stall check): a transfer finds it, and its successor opens shaped.
+random_file data 2
+sent=lost
+transfer "$C" "$S" 10.9.0.2 5001 "$FTV_TMP/data" 60 && sent=intact
+wait_for 15 s_flows 3
+ktap_eq "shape on again: 2 MB cross, the third join comes up at S, pings pass" \
+	"intact 3 ok" \
+	"$sent $(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["flows_up"]') $(pings_pass && echo ok)"
 
 ktap_finish
