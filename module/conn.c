@@ -442,7 +442,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 			/* A join needs no key exchange: it is up. A probe's,
 			 * where the peer answers joins, waits on the joining
 			 * list until that answer opens
-			 * (ftv_conn_join_answered()): a path that drops a
+			 * (ftv_conn_probe_join_up()): a path that drops a
 			 * join's first message, or the answer, shows so. A
 			 * join for data does not wait: with small budgets
 			 * (rotate 11k behind a freeze) a round trip more
@@ -465,7 +465,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 	/* The receive hook (softirq), no lock held. A probe's join is no
 	 * flow: it goes again at once.
 	 */
-	if (joined && !conn->probe_join && !conn->answer_due)
+	if (joined && !conn->probe_join)
 		ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 	return ours;
 }
@@ -1239,46 +1239,11 @@ void ftv_conn_join_up(struct ftv_conn *conn)
  * ftv_conn_join_opened - a join's first message is queued: others may
  *	follow it
  * @conn: a join, established
- *
- * On an initiator's join whose answer is due, not before that answer
- * opened (ftv_conn_join_answered()).
  */
 void ftv_conn_join_opened(struct ftv_conn *conn)
 {
 	/* After the opening's job, in the session's transmit queue. */
 	smp_store_release(&conn->opening, false);
-}
-
-/**
- * ftv_conn_join_answered - a sealed message opened on an initiator's join
- *	that waits for its peer's answer (a probe's)
- * @conn: the join, under RCU (the serial receive step)
- *
- * The join is up both ways: a probe's is recorded and given up
- * (ftv_conn_probe_join_up()); any other could carry data from now on.
- */
-void ftv_conn_join_answered(struct ftv_conn *conn)
-{
-	struct ftv_device *fdev = conn->device;
-	bool waited;
-
-	spin_lock_bh(&fdev->conn_lock);
-	/* An established connection is on no gc list but while it waits. */
-	waited = conn->state == FTV_CONN_ESTABLISHED &&
-		 !list_empty(&conn->gc_entry);
-	if (waited) {
-		list_del_init(&conn->gc_entry);
-		WRITE_ONCE(conn->session->joins_lost, 0);
-	}
-	spin_unlock_bh(&fdev->conn_lock);
-	if (!waited)
-		return;
-	if (conn->probe_join) {
-		ftv_conn_probe_join_up(conn);
-		return;
-	}
-	ftv_conn_join_opened(conn);
-	ftv_netlink_notify(conn->peer, FTV_EVENT_FLOW_UP);
 }
 
 /**
@@ -1651,7 +1616,11 @@ void ftv_conn_probe_join_up(struct ftv_conn *conn)
 
 	spin_lock_bh(&fdev->conn_lock);
 	if (conn->state == FTV_CONN_ESTABLISHED) {
+		/* Off the joining list too, where it waited for the
+		 * answer.
+		 */
 		retire_join_locked(conn);
+		WRITE_ONCE(conn->session->joins_lost, 0);
 		retired = true;
 	}
 	spin_unlock_bh(&fdev->conn_lock);

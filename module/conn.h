@@ -185,7 +185,6 @@ bool ftv_conn_join_accept(struct ftv_device *fdev,
 			  const struct ftv_segment *seg);
 void ftv_conn_join_up(struct ftv_conn *conn);
 void ftv_conn_join_opened(struct ftv_conn *conn);
-void ftv_conn_join_answered(struct ftv_conn *conn);
 void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
 void ftv_conn_stalled(struct ftv_conn *conn);
 void ftv_conn_spent(struct ftv_conn *conn);

@@ -398,7 +398,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_conn_join_up(conn);
 	else if (unlikely(READ_ONCE(conn->answer_due) &&
 			  READ_ONCE(conn->opening)))
-		ftv_conn_join_answered(conn);
+		ftv_conn_probe_join_up(conn);
 	due = ftv_fec_received(fec, counter, ftv_conn_tsval(conn),
 			       cb->rx.tsecr, cb->rx.has_ts);
 	if (due & FTV_FEC_DUE_HELLO)
