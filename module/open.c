@@ -521,6 +521,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 {
 	struct ftv_serial *serial = &conn->session->rx_queue;
 	struct ftv_device *fdev = conn->device;
+	unsigned int len = head->len;
 	enum ftv_crypt_where where;
 	enum ftv_queued queued;
 
@@ -535,7 +536,7 @@ void ftv_open_queue(struct ftv_conn *conn, struct sk_buff *head,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	where = ftv_queue_where(serial, queued, segs, true);
+	where = ftv_queue_where(serial, queued, segs, len, true);
 	if (where == FTV_CRYPT_INLINE) {
 		open_job(head);
 		ftv_job_done(head, FTV_JOB_DONE);

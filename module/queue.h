@@ -31,6 +31,10 @@ enum ftv_queue_limits {
 	 * other peers.
 	 */
 	FTV_QUEUE_MAX_JOBS = FTV_QUEUE_RING_JOBS / 2,
+	/* The longest lone packet that ftv_queue_where() takes for a small
+	 * one: an ACK, a game's or a call's packet, a datagram of a flood.
+	 */
+	FTV_QUEUE_SMALL_LEN = 512,
 };
 
 /* Where a job is: waiting for its crypto, done, or failed. */
@@ -197,7 +201,8 @@ int ftv_queue_init(void);
 void ftv_queue_uninit(void);
 enum ftv_crypt_where ftv_queue_where(const struct ftv_serial *serial,
 				     enum ftv_queued queued,
-				     unsigned int segs, bool receiving);
+				     unsigned int segs, unsigned int len,
+				     bool receiving);
 
 void ftv_serial_init(struct ftv_serial *serial,
 		     void (*finish)(struct sk_buff *head), atomic_t *holds,

@@ -892,8 +892,8 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	struct ftv_device *fdev = conn->device;
 	struct ftv_cb *cb = FTV_CB(skb);
 	enum ftv_crypt_where where;
+	unsigned int segs = 1, len = skb->len;
 	enum ftv_queued queued;
-	unsigned int segs = 1;
 	u8 k = 0, m = 0;
 
 	if (skb_is_gso(skb)) {
@@ -923,7 +923,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 		ftv_job_release(&conn->jobs);
 		return;
 	}
-	where = ftv_queue_where(serial, queued, segs, false);
+	where = ftv_queue_where(serial, queued, segs, len, false);
 	if (where == FTV_CRYPT_INLINE) {
 		ftv_job_done(skb, seal_job(skb));
 	} else {
