@@ -155,10 +155,10 @@ enum ftv_queued ftv_serial_add(struct ftv_serial *serial,
  * splits each packet's work over two (64-byte packets went from 1.0 to
  * 1.4 of WireGuard's rate). A small lone packet to send, with nothing
  * ahead of it, is sealed by the worker of the CPU its connection sends
- * from, if that is another: that CPU is woken for it anyway. Full-sized
- * lone packets are not moved so: sending every segment of a stream to
- * one other CPU, one job each, took a stream over a 20 ms path with the
- * cable's offloads off from 190 to 70 Mbit/s.
+ * from, if that is another: that CPU is woken for it anyway. Larger lone
+ * packets are not moved so: that would send every segment of a stream
+ * whose cable cuts no superpackets to the one other CPU, one job each
+ * (docs/performance.md: two thirds of its rate lost).
  * Everything else goes to the next worker in turn.
  *
  * Return: where.
