@@ -147,8 +147,11 @@ ktap_diag "ftv segments sent untracked: C $(paths_untracked "$C"), S $(paths_unt
 for p in reject_after_seconds rekey_after_seconds; do
 	defer "echo $(cat "$PARAMS/$p") >$PARAMS/$p"
 done
-echo $((IDLE * 10)) >"$PARAMS/reject_after_seconds"
-echo $((IDLE * 5)) >"$PARAMS/rekey_after_seconds"
+# The session began after this script did: it is at most $SECONDS old
+# (past the transfers, on a slow debug kernel, more than IDLE * 5).
+renew=$((SECONDS + IDLE * 5))
+echo $((renew * 2)) >"$PARAMS/reject_after_seconds"
+echo "$renew" >"$PARAMS/rekey_after_seconds"
 
 # The control: a plain TCP connection from C to S outside the tunnel,
 # left idle (nc -d reads nothing, so sends nothing). Once R has
