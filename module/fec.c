@@ -587,7 +587,7 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 			      u32 tsval, u32 tsecr, bool has_ts)
 {
 	unsigned int due = 0;
-	u64 advanced, lost, here;
+	u64 advanced, lost, here, used;
 	u32 ppm;
 
 	if (has_ts)
@@ -607,10 +607,19 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 		return 0;
 	lost = advanced > fc->interval_seen ? advanced - fc->interval_seen : 0;
 	/* What we dropped ourselves is not the path's: repair messages
-	 * would only add to the load that made us drop it.
+	 * would only add to the load that made us drop it. Its gap may
+	 * show an interval later (a job dropped whole at the end of one
+	 * is seen missing when the next message comes); what is left of
+	 * it is kept while drops go on, and one interval past.
 	 */
 	here = atomic_xchg(&fc->dropped_here, 0);
-	lost = lost > here ? lost - here : 0;
+	fc->dropped_left += here;
+	used = min_t(u64, lost, fc->dropped_left);
+	lost -= used;
+	fc->dropped_left -= used;
+	if (!here && !fc->dropped_last)
+		fc->dropped_left = 0;
+	fc->dropped_last = here;
 	ppm = div64_u64(lost * 1000000, advanced);
 	if (fc->holding && !held(fc)) {
 		/* What the hold saw is the loss without repairs, which
@@ -1006,3 +1015,7 @@ void ftv_fec_expire(struct ftv_fec_conn *fc)
 			give_up(fc, group);
 	}
 }
+
+#ifdef DEBUG
+#include "selftest/fec.c"
+#endif

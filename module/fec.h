@@ -131,6 +131,10 @@ struct ftv_fec_snapshot {
  * @dropped_here: segments of the peer's this end dropped itself (its
  *	queues were full) since the last loss interval ended: not the path's
  *	loss (ftv_fec_dropped_here())
+ * @dropped_left: of those, what no gap in the counters has shown yet: a
+ *	dropped message is seen missing only once a later one comes, often
+ *	in the next interval
+ * @dropped_last: @dropped_here of the last interval
  * @srtt_ms: smoothed round trip time, from TCP timestamps (also the
  *	stall rule's, flow.c: ftv_fec_srtt_ms())
  * @rx: received messages kept for rebuilding, allocated by @alloc_work
@@ -171,6 +175,8 @@ struct ftv_fec_conn {
 	unsigned long held_until;
 	bool holding;
 	atomic_t dropped_here;
+	u32 dropped_left;
+	u32 dropped_last;
 	u32 srtt_ms;
 	struct ftv_fec_rx *rx;
 	bool alloc_queued;
@@ -224,5 +230,9 @@ static inline u32 ftv_fec_srtt_ms(const struct ftv_fec_conn *fc)
 {
 	return READ_ONCE(fc->srtt_ms);
 }
+
+#ifdef DEBUG
+bool ftv_fec_loss_selftest(void);
+#endif
 
 #endif /* _FTV_FEC_H */

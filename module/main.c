@@ -8,6 +8,7 @@
 #include "crypto.h"
 #include "device.h"
 #include "faketcp.h"
+#include "fec.h"
 #include "fec_code.h"
 #include "flow.h"
 #include "join.h"
@@ -31,7 +32,8 @@ static int __init ftv_selftests(void)
 	    !ftv_faketcp_selftest() || !ftv_token_selftest() ||
 	    !ftv_fec_code_selftest() || !ftv_shape_selftest() ||
 	    !ftv_segment_selftest() || !ftv_join_selftest() ||
-	    !ftv_reorder_selftest() || !ftv_flow_selftest()) {
+	    !ftv_reorder_selftest() || !ftv_flow_selftest() ||
+	    !ftv_fec_loss_selftest()) {
 		pr_err("self-tests failed\n");
 		return -ENOTRECOVERABLE;
 	}
