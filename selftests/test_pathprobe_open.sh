@@ -5,8 +5,9 @@
 # each connection by its first message (docs/design-probe.md, openings;
 # docs/protocol.md, shaped openings): R, 20 ms each way and strict
 # conntrack, blocks a new connection to S's listen port both ways unless
-# the first segment with payload C sends on it starts with six printable
-# characters (paths_fet). Connections open before it came are left alone.
+# the first segment with payload C sends on it starts with twelve
+# printable characters (paths_fet: the published rule reads six, which a
+# random opening passes once in about 380). Connections open before it came are left alone.
 #  - clean first: the probe's fresh-port joins, two opened shaped and two
 #    as they are, all come up, and it finds nothing;
 #  - the censor, C with shape on: a join that flows 2 asks for comes up
