@@ -160,16 +160,26 @@ if [ ! -f "$out/rc" ]; then
 	# The end of the log may be the middle of a report: its first line
 	# (what warned or oopsed, where) and the top of its stack come last,
 	# where a reader of CI's output sees them.
-	first=$(grep -n -m 1 -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|refcount_t:' \
+	# Not only warnings and oopses: an RCU stall, a lockup and a SLUB
+	# report ("BUG kmalloc-1k (...)") have their own words; a bare
+	# dump_stack() (a checksum fault, say) has none, and then the first
+	# "Call Trace:" is shown with the lines before it.
+	first=$(grep -n -m 1 -E 'WARNING:|BUG:|BUG [^ ]+ \(|Oops|general protection|Kernel panic|refcount_t:|rcu_.*detected stall|soft lockup|hard LOCKUP' \
 		"$out/kernel.log" 2>/dev/null | cut -d: -f1)
+	[ -n "$first" ] || first=$(grep -n -m 1 'Call Trace' "$out/kernel.log" \
+		2>/dev/null | cut -d: -f1)
 	if [ -n "$first" ]; then
 		during=$(head -n "$first" "$out/kernel.log" |
 			grep -o 'ftv-selftest: [^ ]*' | tail -n 1)
 		echo "vm.sh: the first report in the kernel log (line $first," \
 			"during ${during#ftv-selftest: }):" >&2
-		sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" \
+		sed -n "$((first > 15 ? first - 15 : 1)),$((first + 40))p" \
 			"$out/kernel.log" | sed 's/^/vm.sh:   /' >&2
 	fi
+	# A guest that ends with no panic printed: qemu may say why.
+	echo "vm.sh: the end of what vng and qemu printed:" >&2
+	grep -v '^\[ *[0-9]*\.[0-9]*\]' "$out/console.log" 2>/dev/null |
+		tail -n 10 | sed 's/^/vm.sh:   /' >&2
 	exit 125
 fi
 exit "$(cat "$out/rc")"
