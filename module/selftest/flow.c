@@ -105,9 +105,43 @@ static bool __init flow_budget_run(struct ftv_conn *c,
 	return true;
 }
 
+/* Two stalls, the bytes towards this end each connection had carried,
+ * and the budget they teach rotate auto (0: none).
+ */
+struct flow_learn_case {
+	const char *what;
+	u32 before, carried, budget;
+};
+
+static const struct flow_learn_case flow_learn_cases[] __initconst = {
+	{ "a 16 KB freeze", 14294, 15855, 10719 },
+	{ "a 16 KB freeze, the other way", 14552, 12858, 9642 },
+	/* Two connections behind a per-connection policer, taken for
+	 * stalled; until 2026-12-01 they taught a 12 KB budget.
+	 */
+	{ "policed, not alike", 16219, 28860, 0 },
+	{ "a third over", 12000, 16000, 9000 },
+	{ "past a third", 12000, 16001, 0 },
+	{ "no stall before", 0, 15000, 0 },
+	{ "a small budget", 4000, 4500, FTV_ROTATE_MIN },
+};
+
+static bool __init flow_learn_run(const struct flow_learn_case *t)
+{
+	u32 budget = flow_freeze_budget(t->before, t->carried);
+
+	if (budget != t->budget) {
+		pr_err("flow self-test: %s: budget %u; want %u\n",
+		       t->what, budget, t->budget);
+		return false;
+	}
+	return true;
+}
+
 /**
  * ftv_flow_selftest - when a connection's data is asked for, when it
- *	counts as stalled, and what a budget lets it carry
+ *	counts as stalled, what a budget lets it carry, and which stalls
+ *	teach one
  *
  * Return: true if every case gives what it should.
  */
@@ -131,6 +165,8 @@ bool __init ftv_flow_selftest(void)
 	c->is_initiator = false;
 	for (i = 0; i < ARRAY_SIZE(flow_budget_cases); i++)
 		ok &= flow_budget_run(c, &flow_budget_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(flow_learn_cases); i++)
+		ok &= flow_learn_run(&flow_learn_cases[i]);
 	kfree(c);
 	kfree(s);
 	if (ok)
