@@ -523,16 +523,35 @@ static void judge_count(struct ftv_fec_conn *fc, unsigned int lost,
 		judge_repairs(fc);
 }
 
+/* Whether what this end dropped itself and no judged loss was matched
+ * with yet covers @lost missing messages; if so, they are matched now.
+ * A job dropped whole when the receive queue is full takes a superpacket's
+ * messages, a group's data or its repairs among them, and leaves a run of
+ * counters that never came: repairs cannot help there, and on a slow CPU
+ * under random loss such groups made repairs look futile. Only this
+ * step subtracts; drops are added from any CPU.
+ */
+static bool judge_dropped_here(struct ftv_fec_conn *fc, unsigned int lost)
+{
+	if (atomic_read(&fc->judge_dropped) < (int)lost)
+		return false;
+	atomic_sub(lost, &fc->judge_dropped);
+	return true;
+}
+
 /* @group, which a repair message announced, is done with: @lost of its
  * data messages were missing, @rebuilt of them came back. Not while held,
  * when its repairs are those the peer sent before it heard; nor a group
- * that began before the receive state was there.
+ * that began before the receive state was there; nor one whose missing
+ * messages this end dropped itself.
  */
 static void group_judged(struct ftv_fec_conn *fc,
 			 const struct ftv_fec_group *group, unsigned int lost,
 			 unsigned int rebuilt)
 {
 	if (!lost || held(fc) || group->base < fc->judge_from)
+		return;
+	if (!rebuilt && judge_dropped_here(fc, lost))
 		return;
 	/* By groups, not messages: a run that takes a whole group's data
 	 * (netem dropping a superpacket) counts once among many rebuilt.
@@ -547,7 +566,7 @@ static void gap_judged(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 		       const struct ftv_fec_group *group)
 {
 	u64 c = max(fc->scan_next, fc->judge_from), end = group->base;
-	unsigned int run = 0, runs = 0;
+	unsigned int run = 0, runs = 0, missing = 0;
 
 	fc->scan_next = max(fc->scan_next, group->base + group->k + group->m);
 	if (!fc->judge_from || held(fc) || end <= c)
@@ -556,12 +575,16 @@ static void gap_judged(struct ftv_fec_conn *fc, struct ftv_fec_rx *rx,
 	if (end - c > FTV_FEC_SLOTS)
 		c = end - FTV_FEC_SLOTS;
 	for (; c < end; ++c) {
-		if (!never_came(rx, c))
+		if (!never_came(rx, c)) {
 			run = 0;
-		else if (++run == FTV_FEC_RUN)
+		} else if (++run == FTV_FEC_RUN) {
 			++runs;
+			missing += run;
+		} else if (run > FTV_FEC_RUN) {
+			++missing;
+		}
 	}
-	if (runs)
+	if (runs && !judge_dropped_here(fc, missing))
 		judge_count(fc, runs, 0);
 }
 
@@ -617,8 +640,14 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	used = min_t(u64, lost, fc->dropped_left);
 	lost -= used;
 	fc->dropped_left -= used;
-	if (!here && !fc->dropped_last)
+	if (!here && !fc->dropped_last) {
 		fc->dropped_left = 0;
+		/* Two intervals without a drop: any group the last ones
+		 * emptied was given up by now.
+		 */
+		atomic_sub(atomic_read(&fc->judge_dropped),
+			   &fc->judge_dropped);
+	}
 	fc->dropped_last = here;
 	ppm = div64_u64(lost * 1000000, advanced);
 	if (fc->holding && !held(fc)) {
@@ -708,6 +737,7 @@ u32 ftv_fec_loss_to_report(const struct ftv_fec_conn *fc)
 void ftv_fec_dropped_here(struct ftv_fec_conn *fc, unsigned int segs)
 {
 	atomic_add(segs, &fc->dropped_here);
+	atomic_add(segs, &fc->judge_dropped);
 }
 
 /**

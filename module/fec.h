@@ -135,6 +135,10 @@ struct ftv_fec_snapshot {
  *	dropped message is seen missing only once a later one comes, often
  *	in the next interval
  * @dropped_last: @dropped_here of the last interval
+ * @judge_dropped: what this end dropped itself that no group judged
+ *	(judge_repairs()) has been matched with yet: a group that lost its
+ *	data, or a run of counters lost whole, to our own full queue says
+ *	nothing of what repairs do on the path
  * @srtt_ms: smoothed round trip time, from TCP timestamps (also the
  *	stall rule's, flow.c: ftv_fec_srtt_ms())
  * @rx: received messages kept for rebuilding, allocated by @alloc_work
@@ -177,6 +181,7 @@ struct ftv_fec_conn {
 	atomic_t dropped_here;
 	u32 dropped_left;
 	u32 dropped_last;
+	atomic_t judge_dropped;
 	u32 srtt_ms;
 	struct ftv_fec_rx *rx;
 	bool alloc_queued;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Included at the end of fec.c in debug builds. */
 
+#include <linux/etherdevice.h>
+
 /* Feed @fc the counters from @from to @to, in order. */
 static void __init loss_feed(struct ftv_fec_conn *fc, u64 from, u64 to)
 {
@@ -8,25 +10,83 @@ static void __init loss_feed(struct ftv_fec_conn *fc, u64 from, u64 to)
 		ftv_fec_received(fc, from, 0, 0, false);
 }
 
+/* Feed the judge of repairs @n groups announced by repairs, each of which
+ * lost @lost of its data and had none rebuilt.
+ */
+static void __init judge_feed(struct ftv_fec_conn *fc, unsigned int n,
+			      unsigned int lost)
+{
+	struct ftv_fec_group group = { .base = 100, .k = 16, .m = 4 };
+
+	while (n--)
+		group_judged(fc, &group, lost, 0);
+}
+
+/*
+ * The judge of repairs: groups whose data this end dropped itself (its
+ * queue was full) are no evidence against repairs; as many groups lost on
+ * the path, none rebuilt, are.
+ */
+static bool __init judge_selftest(struct net_device *dev)
+{
+	struct ftv_fec_stats st = {};
+	atomic_t rx_count = ATOMIC_INIT(0);
+	struct ftv_fec_conn *c;
+	bool ok = true;
+	u32 setting = 0;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return false;
+	ftv_fec_conn_init(c, &st, &setting, &rx_count, dev, 0, 0);
+	c->judge_from = 1;
+	/* Eight groups of four lost to 32 segments dropped here. */
+	ftv_fec_dropped_here(c, 32);
+	judge_feed(c, FTV_FEC_JUDGE_LOST, 4);
+	if (c->hold_ms) {
+		pr_err("loss self-test: groups our own drops emptied held the repairs back\n");
+		ok = false;
+	}
+	judge_feed(c, FTV_FEC_JUDGE_LOST, 4);
+	if (!c->hold_ms) {
+		pr_err("loss self-test: %u groups lost on the path, none rebuilt, did not hold the repairs back\n",
+		       FTV_FEC_JUDGE_LOST);
+		ok = false;
+	}
+	ftv_fec_conn_uninit(c);
+	kfree(c);
+	return ok;
+}
+
 /*
  * The loss estimate, interval by interval. Jobs this end drops when its
  * queue is full are counted as they are dropped, ahead of the messages
  * queued before them; the gap they leave shows only when a later message
  * comes, in the next interval. Neither interval may count them as the
- * path's loss; a gap nobody dropped here must still count.
+ * path's loss; a gap nobody dropped here must still count. And the judge
+ * of repairs (judge_selftest()).
  */
 bool __init ftv_fec_loss_selftest(void)
 {
 	struct ftv_fec_stats st = {};
 	atomic_t rx_count = ATOMIC_INIT(0);
+	struct net_device *dev;
 	struct ftv_fec_conn *c;
 	u32 setting = 0;
 	bool ok = true;
 
 	/* Not on the stack: its work item may not be (debugobjects). */
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
+	/* Never registered: it names the log lines of a hold. */
+	dev = alloc_netdev(0, "ftvtest", NET_NAME_UNKNOWN, ether_setup);
+	if (!c || !dev) {
+		kfree(c);
+		if (dev)
+			free_netdev(dev);
 		return false;
+	}
+	ok = judge_selftest(dev);
+	free_netdev(dev);
 	ftv_fec_conn_init(c, &st, &setting, &rx_count, NULL, 0, 0);
 	/* A clean interval: 1 to 1025. */
 	loss_feed(c, 1, 1025);
