@@ -121,8 +121,8 @@ struct ftv_fec_snapshot {
  * @judge_from: the first group counter judged: the one after the
  *	greatest received when the receive state was first used (0: not
  *	yet)
- * @scan_next: where the next look for runs of lost counters starts: the
- *	end of the last group done with
+ * @gap_next: where the next look for runs of lost counters starts
+ * @gap_run: counters in a row that never came, up to @gap_next
  * @hold_ms: how long loss reports say no loss once repairs are judged
  *	futile (0: they were not, or rebuilt since), growing each time
  * @held_until: jiffies until which they say so, if @hold_ms
@@ -174,7 +174,8 @@ struct ftv_fec_conn {
 	u32 judge_lost;
 	u32 judge_rebuilt;
 	u64 judge_from;
-	u64 scan_next;
+	u64 gap_next;
+	unsigned int gap_run;
 	u32 hold_ms;
 	unsigned long held_until;
 	bool holding;
