@@ -246,12 +246,16 @@ static u32 rcv_give_up(struct ftv_tcp_rcv *rcv, u32 nxt, unsigned long now)
  * left by loss never fills, because ftv does not retransmit; once it is
  * %FTV_TCP_GAP_MS old, or %FTV_TCP_GAP_BYTES have arrived past it, the ACK
  * moves past it, as a real stack's would after the retransmission.
+ *
+ * Return: true if a gap was given up: the ACK number moved past data that
+ * never came, and the peer, which cannot know, waits to hear it.
  */
-void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+bool ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 			  unsigned long now)
 {
 	unsigned int had_gap;
-	u32 nxt, old;
+	bool gave_up = false;
+	u32 nxt, old, kept;
 
 	spin_lock_bh(&rcv->lock);
 	old = atomic_read(&rcv->nxt);
@@ -266,12 +270,16 @@ void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 			break;
 		/* No room for one more gap: give up the oldest. */
 		nxt = rcv_join(rcv, rcv->ranges[0].start);
+		gave_up = true;
 	}
 	/* The gap at nxt is new unless it is the one open before. */
 	if (rcv->nr && (!had_gap || nxt != old))
 		rcv->gap_since = now;
-	atomic_set(&rcv->nxt, rcv_give_up(rcv, nxt, now));
+	kept = nxt;
+	nxt = rcv_give_up(rcv, nxt, now);
+	atomic_set(&rcv->nxt, nxt);
 	spin_unlock_bh(&rcv->lock);
+	return gave_up || nxt != kept;
 }
 
 /**

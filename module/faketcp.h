@@ -100,7 +100,7 @@ static inline u32 ftv_faketcp_rcv_nxt(const struct ftv_tcp_rcv *rcv)
 
 void ftv_faketcp_rcv_init(struct ftv_tcp_rcv *rcv);
 void ftv_faketcp_rcv_reset(struct ftv_tcp_rcv *rcv, u32 nxt);
-void ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
+bool ftv_faketcp_rcv_data(struct ftv_tcp_rcv *rcv, u32 seq, u32 end,
 			  unsigned long now);
 bool ftv_faketcp_rcv_expire(struct ftv_tcp_rcv *rcv, unsigned long now);
 

@@ -41,8 +41,17 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
 {
 	unsigned long now = jiffies;
 
-	ftv_faketcp_rcv_data(&conn->rcv, seg->seq, seg->seq + seg->payload_len,
-			     now);
+	/* A gap given up as a keepalive came past it: the peer asked
+	 * (flow.c) for what it cannot know we will never get, and only a
+	 * message of ours on @conn tells it. Until 2026-12-01 only the
+	 * session's tick, when the gap was still there to give up, made us
+	 * owe one: a gap that the ask's own arrival gave up went unanswered,
+	 * and the peer took the connection for stalled.
+	 */
+	if (ftv_faketcp_rcv_data(&conn->rcv, seg->seq,
+				 seg->seq + seg->payload_len, now) &&
+	    !READ_ONCE(conn->owes))
+		WRITE_ONCE(conn->owes, true);
 	if (READ_ONCE(conn->heard_at) != now)
 		WRITE_ONCE(conn->heard_at, now);
 	if ((seg->flags & TCPHDR_ACK) && ftv_conn_acked(conn, seg->ack))

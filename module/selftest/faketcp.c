@@ -44,13 +44,15 @@ static bool __init faketcp_roundtrip(void)
 }
 
 /* One step of the receive tracker: data [seq, end) arrives at jiffies
- * now, after which the ACK number must be @want.
+ * now, after which the ACK number must be @want, and a gap given up if
+ * @gave_up (the peer must then be told: open.c).
  */
 struct rcv_step {
 	u32 seq;
 	u32 end;
 	unsigned long now;
 	u32 want;
+	bool gave_up;
 };
 
 /* Sequence numbers wrap at R(512), on purpose. */
@@ -65,24 +67,25 @@ static const struct rcv_step rcv_steps[] __initconst = {
 	{ R(300), R(400), 2, R(500) },		/* second fills */
 	{ R(600), R(700), 3, R(500) },		/* a gap that never fills... */
 	{ R(700), R(800), 3, R(500) },
-	{ R(800), R(900), 3 + HZ, R(900) },	/* ...is given up when stale */
+	{ R(800), R(900), 3 + HZ, R(900), true },	/* ...given up when stale */
 	{ R(1000), R(1100), 3 + HZ, R(900) },	/* five gaps, four ranges: */
 	{ R(1200), R(1300), 3 + HZ, R(900) },
 	{ R(1400), R(1500), 3 + HZ, R(900) },
 	{ R(1600), R(1700), 3 + HZ, R(900) },
-	{ R(1800), R(1900), 3 + HZ, R(1100) },	/* the oldest goes */
+	{ R(1800), R(1900), 3 + HZ, R(1100), true },	/* the oldest goes */
 	{ R(1250), R(1650), 3 + HZ, R(1100) },	/* spans and merges two */
 	{ R(1100), R(1200), 3 + HZ, R(1700) },
 	{ R(1700), R(1800), 3 + HZ, R(1900) },
 	{ R(1800) + FTV_TCP_GAP_BYTES, R(1900) + FTV_TCP_GAP_BYTES, 3 + HZ,
 	  R(1900) },				/* far ahead, but within... */
 	{ R(1900) + FTV_TCP_GAP_BYTES, R(2000) + FTV_TCP_GAP_BYTES, 3 + HZ,
-	  R(2000) + FTV_TCP_GAP_BYTES },	/* ...until too far */
+	  R(2000) + FTV_TCP_GAP_BYTES, true },	/* ...until too far */
 };
 
 static bool __init faketcp_rcv_steps(void)
 {
 	struct ftv_tcp_rcv rcv = {};
+	bool gave_up;
 	size_t i;
 
 	ftv_faketcp_rcv_init(&rcv);
@@ -90,10 +93,12 @@ static bool __init faketcp_rcv_steps(void)
 	for (i = 0; i < ARRAY_SIZE(rcv_steps); ++i) {
 		const struct rcv_step *s = &rcv_steps[i];
 
-		ftv_faketcp_rcv_data(&rcv, s->seq, s->end, s->now);
-		if (ftv_faketcp_rcv_nxt(&rcv) != s->want) {
-			pr_err("faketcp self-test: receive step %zu acks %u, not %u\n",
-			       i, ftv_faketcp_rcv_nxt(&rcv) - R(0), s->want - R(0));
+		gave_up = ftv_faketcp_rcv_data(&rcv, s->seq, s->end, s->now);
+		if (ftv_faketcp_rcv_nxt(&rcv) != s->want ||
+		    gave_up != s->gave_up) {
+			pr_err("faketcp self-test: receive step %zu acks %u, not %u; gave up %d, not %d\n",
+			       i, ftv_faketcp_rcv_nxt(&rcv) - R(0), s->want - R(0),
+			       gave_up, s->gave_up);
 			return false;
 		}
 	}
