@@ -531,9 +531,10 @@ static void judge_count(struct ftv_fec_conn *fc, unsigned int lost,
  * with yet covers @lost missing messages; if so, they are matched now.
  * A job dropped whole when the receive queue is full takes a superpacket's
  * messages, a group's data or its repairs among them, and leaves a run of
- * counters that never came: repairs cannot help there, and on a slow CPU
- * under random loss such groups made repairs look futile. Only this
- * step subtracts; drops are added from any CPU.
+ * counters that never came: repairs cannot help there, and a receiver
+ * that cannot keep up would take such groups for the repairs' failure
+ * and hold back the repairs that protect it. Only this step subtracts;
+ * drops are added from any CPU.
  */
 static bool judge_dropped_here(struct ftv_fec_conn *fc, unsigned int lost)
 {
