@@ -668,7 +668,10 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 			   &fc->judge_dropped);
 	}
 	fc->dropped_last = here;
-	ppm = div64_u64(lost * 1000000, advanced);
+	/* A peer's counter may jump by 2^40 or more: lost times a million
+	 * would not fit in 64 bits.
+	 */
+	ppm = mul_u64_u64_div_u64(lost, 1000000, advanced);
 	if (fc->holding && !held(fc)) {
 		/* What the hold saw is the loss without repairs, which
 		 * the inner TCP made pushing at a policer; repairs sized to

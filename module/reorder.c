@@ -9,7 +9,8 @@
  * keepalive, a repair, a loss report): it counts as arrived. A gap that
  * never fills is given up by the owner (ftv_reorder_flush(), after a
  * short wait), and a counter FTV_REORDER_SLOTS or more ahead pushes the
- * oldest held messages out. A message that comes after its gap was given
+ * oldest held messages out. Every call takes at most FTV_REORDER_SLOTS
+ * steps, wherever the counter lands. A message that comes after its gap was given
  * up is released at once: late is better than lost for the inner TCP,
  * which has already been told of a loss and takes the data gladly.
  *
@@ -47,6 +48,9 @@ static void release_next(struct ftv_reorder *r, struct sk_buff_head *out)
 	}
 	__clear_bit(i, r->arrived);
 	++r->next;
+#ifdef DEBUG
+	++r->steps;
+#endif
 }
 
 /* Release what is contiguous from @r->next on. */
@@ -54,6 +58,27 @@ static void release_run(struct ftv_reorder *r, struct sk_buff_head *out)
 {
 	while (r->next < r->high && test_bit(slot_of(r->next), r->arrived))
 		release_next(r, out);
+}
+
+/*
+ * @counter is FTV_REORDER_SLOTS or more ahead of @r->next: the oldest held
+ * go, gaps and all, until it fits. What is held lies below @r->high, at
+ * most FTV_REORDER_SLOTS counters from @r->next, so that is as many steps
+ * as this takes however far @counter jumps (the replay window takes any
+ * counter ahead of it, and a peer's counter may jump by 2^40): past
+ * @r->high nothing is held and @r->next moves at once.
+ */
+static void make_room(struct ftv_reorder *r, u64 counter,
+		      struct sk_buff_head *out)
+{
+	u64 next = counter - (FTV_REORDER_SLOTS - 1);
+
+	while (r->next < next && r->next < r->high)
+		release_next(r, out);
+	if (r->next < next) {
+		r->next = next;
+		r->high = next;
+	}
 }
 
 /**
@@ -72,9 +97,8 @@ void ftv_reorder_add(struct ftv_reorder *r, u64 counter, struct sk_buff *skb,
 			__skb_queue_tail(out, skb);
 		return;
 	}
-	/* Too far ahead: the oldest held go, gaps and all. */
-	while (counter - r->next >= FTV_REORDER_SLOTS)
-		release_next(r, out);
+	if (counter - r->next >= FTV_REORDER_SLOTS)
+		make_room(r, counter, out);
 	__set_bit(slot_of(counter), r->arrived);
 	if (skb) {
 		r->slot[slot_of(counter)] = skb;

@@ -24,6 +24,8 @@ enum ftv_reorder_limits {
  * @arrived: which counters from @next on arrived, by counter modulo
  *	FTV_REORDER_SLOTS (a message without a packet counts)
  * @slot: the packets held, likewise
+ * @steps: debug builds: counters moved past, one at a time, for the
+ *	self-test to check the bound on a call's work
  *
  * Not locked here: its owner serialises the calls.
  */
@@ -33,6 +35,9 @@ struct ftv_reorder {
 	unsigned int held;
 	DECLARE_BITMAP(arrived, FTV_REORDER_SLOTS);
 	struct sk_buff *slot[FTV_REORDER_SLOTS];
+#ifdef DEBUG
+	u64 steps;
+#endif
 };
 
 void ftv_reorder_init(struct ftv_reorder *r, u64 next);

@@ -10,6 +10,8 @@
  */
 #define FLUSH U64_MAX
 #define END U64_MAX
+/* Where the jumps start: the counter after the steps before them. */
+#define JUMP_BASE (8 + FTV_REORDER_SLOTS + 2)
 
 struct reorder_step {
 	u64 counter;
@@ -32,6 +34,17 @@ static const struct reorder_step reorder_steps[] __initconst = {
 	{ 8 + FTV_REORDER_SLOTS, true, { END } },
 	{ FLUSH, false, { 8 + FTV_REORDER_SLOTS,
 			  8 + FTV_REORDER_SLOTS + 1, END } },
+	/* A peer's counter jumps far ahead: what is held goes, the rest
+	 * of the way costs nothing (jump_checked() counts the steps).
+	 */
+	{ JUMP_BASE + 1, true, { END } },	/* JUMP_BASE is missing */
+	{ JUMP_BASE + 1 + BIT_ULL(32), true, { JUMP_BASE + 1, END } },
+	{ FLUSH, false, { JUMP_BASE + 1 + BIT_ULL(32), END } },
+	{ JUMP_BASE + BIT_ULL(40), false, { END } },
+	{ JUMP_BASE + BIT_ULL(40) + 2, true, { END } },
+	{ JUMP_BASE + BIT_ULL(40) + 1, true, { END } },
+	{ FLUSH, false, { JUMP_BASE + BIT_ULL(40) + 1,
+			  JUMP_BASE + BIT_ULL(40) + 2, END } },
 };
 
 static bool __init reorder_step(struct ftv_reorder *r,
@@ -50,12 +63,12 @@ static bool __init reorder_step(struct ftv_reorder *r,
 		if (step->packet && !skb)
 			return false;
 		if (skb)
-			skb->priority = step->counter;
+			*(u64 *)skb->cb = step->counter;
 		ftv_reorder_add(r, step->counter, skb, &out);
 	}
 	while ((skb = __skb_dequeue(&out)) != NULL) {
 		if (i >= ARRAY_SIZE(step->out) || step->out[i] == END ||
-		    skb->priority != (u32)step->out[i])
+		    *(u64 *)skb->cb != step->out[i])
 			ok = false;
 		++i;
 		kfree_skb(skb);
@@ -82,8 +95,17 @@ bool __init ftv_reorder_selftest(void)
 	if (!r)
 		return false;
 	ftv_reorder_init(r, 0);
-	for (i = 0; ok && i < ARRAY_SIZE(reorder_steps); i++)
+	for (i = 0; ok && i < ARRAY_SIZE(reorder_steps); i++) {
+		u64 steps = r->steps;
+
 		ok = reorder_step(r, &reorder_steps[i], i);
+		/* No call moves past more than a ring's worth one by one. */
+		if (ok && r->steps - steps > FTV_REORDER_SLOTS) {
+			pr_err("reorder self-test %zu: %llu steps\n", i + 1,
+			       r->steps - steps);
+			ok = false;
+		}
+	}
 	if (ok && (r->held || ftv_reorder_waiting(r))) {
 		pr_err("reorder self-test: %u packets left\n", r->held);
 		ok = false;
