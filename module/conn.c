@@ -21,9 +21,11 @@
  *                                    published                     work
  *  SYN_SENT          ESTABLISHED     a join's SYN-ACK arrived      handshake.c
  *  NEW               JOIN_RECEIVED   a SYN's join token was        listen.c
- *                                    expected
- *  JOIN_RECEIVED     ESTABLISHED     a sealed message opened on    open.c
- *                                    the join
+ *                                    expected, within the peer's
+ *                                    rate and the session's cap
+ *  JOIN_RECEIVED     ESTABLISHED     a message sealed for the      open.c
+ *                                    join opened on it, and
+ *                                    acknowledged our SYN-ACK
  *  SYN_SENT to
  *  ESTABLISHED       RETIRED         replaced, or the attempt      peer.c,
  *                                    was given up; a join, when    timers.c
@@ -43,7 +45,11 @@
  *                                    or its peer was removed or    device.c
  *                                    reset, or the device closed;
  *                                    a join not up within
- *                                    FTV_JOIN_TIMEOUT_MS (gc)
+ *                                    FTV_JOIN_TIMEOUT_MS (gc), or
+ *                                    retired before it came up;
+ *  RETIRED, LINGER   DEAD            the oldest retired of a peer, retire_locked()
+ *                                    whose FTV_PEER_RETIRED_MAX
+ *                                    are, as it retires one more
  *  NEW               (freed)         the creator gave up           ftv_conn_free()
  *  DEAD              (freed)         an RCU grace period later     free_work
  *
@@ -79,7 +85,9 @@
 #include "send.h"
 #include "timers.h"
 
+#include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/rhashtable.h>
@@ -138,25 +146,66 @@ static void set_up_locked(struct ftv_conn *conn, bool up)
 	}
 }
 
-/* The one writer of ->state; it also counts the session's live joins,
- * and keeps its list of those established, with the opener.
+static bool state_retired(int state)
+{
+	return state == FTV_CONN_RETIRED || state == FTV_CONN_LINGER;
+}
+
+/* Put @conn, a join, in its session's list of live joins, or take it
+ * out.
+ */
+static void set_live_locked(struct ftv_conn *conn, bool live)
+{
+	lockdep_assert_held(&conn->device->conn_lock);
+	if (live)
+		list_add_tail(&conn->join_entry, &conn->session->live_joins);
+	else
+		list_del_init(&conn->join_entry);
+}
+
+/* Put @conn in its peer's list of retired connections, oldest first, or
+ * take it out.
+ */
+static void set_retired_locked(struct ftv_conn *conn, bool retired)
+{
+	struct ftv_peer *peer = conn->peer;
+
+	lockdep_assert_held(&conn->device->conn_lock);
+	if (retired) {
+		list_add_tail(&conn->retired_entry, &peer->retired);
+		peer->conns_retired++;
+	} else {
+		list_del_init(&conn->retired_entry);
+		peer->conns_retired--;
+	}
+}
+
+/* The one writer of ->state; it also counts the session's live joins
+ * and keeps their list, keeps the list of those established, with the
+ * opener, and counts the peer's connections that retired and are not
+ * yet dead.
  */
 static void set_state(struct ftv_conn *conn, enum ftv_conn_state state)
 {
 	bool was = state_live(conn->state), is = state_live(state);
 	bool was_up = conn->state == FTV_CONN_ESTABLISHED;
 	bool is_up = state == FTV_CONN_ESTABLISHED;
+	bool was_retired = state_retired(conn->state);
 	struct ftv_session *s = conn->session;
 
 	lockdep_assert_held(&conn->device->conn_lock);
-	if (conn->join_index && was != is)
+	if (conn->join_index && was != is) {
 		s->joins += is ? 1 : -1;
+		set_live_locked(conn, is);
+	}
 	if (conn->join_index && was_up != is_up)
 		WRITE_ONCE(s->joins_up, s->joins_up + (is_up ? 1 : -1));
 	if (was_up != is_up)
 		set_up_locked(conn, is_up);
 	if (is_up && !was_up)
 		ftv_flow_established(conn);
+	if (was_retired != state_retired(state))
+		set_retired_locked(conn, !was_retired);
 	WRITE_ONCE(conn->state, state);
 }
 
@@ -270,6 +319,8 @@ struct ftv_conn *ftv_conn_create(struct ftv_device *fdev,
 	conn->xmit_cpu = -1;
 	INIT_LIST_HEAD(&conn->peer_entry);
 	INIT_LIST_HEAD(&conn->gc_entry);
+	INIT_LIST_HEAD(&conn->join_entry);
+	INIT_LIST_HEAD(&conn->retired_entry);
 	INIT_RCU_WORK(&conn->keys_work, conn_keys_work);
 	INIT_RCU_WORK(&conn->free_work, conn_free_work);
 	atomic_inc(&fdev->conn_count);
@@ -311,13 +362,40 @@ static void stop_joins_locked(struct ftv_conn *conn)
 	s->opener = NULL;
 }
 
-/* No new data on @conn: it opens what is in flight, then lingers. */
+static void kill_locked(struct ftv_conn *conn);
+
+/* No new data on @conn: it opens what is in flight, then lingers. A peer
+ * has at most FTV_PEER_RETIRED_MAX connections retired or lingering at
+ * once (one that opens joins and gives them up as fast as it may would
+ * otherwise pin thousands): past that, the one that retired first goes
+ * now, and what still comes on it goes to the host, which answers the
+ * peer with a RST. It has had the longest to see its last segments.
+ */
 static void retire_locked(struct ftv_conn *conn, unsigned long keys_until,
 			  unsigned long linger_until)
 {
 	struct ftv_device *fdev = conn->device;
+	struct ftv_peer *peer = conn->peer;
 
 	lockdep_assert_held(&fdev->conn_lock);
+	/* A join that never came up carried nothing, and its address was
+	 * never shown to be the peer's: nothing is opened on it, nor sent.
+	 */
+	if (conn->state == FTV_CONN_JOIN_RECEIVED) {
+		kill_locked(conn);
+		return;
+	}
+	if (peer->conns_retired >= FTV_PEER_RETIRED_MAX) {
+		struct ftv_conn *oldest = list_first_entry(&peer->retired,
+							   struct ftv_conn,
+							   retired_entry);
+
+		ftv_dev_dbg_ratelimited(fdev->dev, "peer %llu: %u connections retired; %u:%u goes early\n",
+					peer->internal_id, peer->conns_retired,
+					ntohs(oldest->tuple.local_port),
+					ntohs(oldest->tuple.remote_port));
+		kill_locked(oldest);
+	}
 	conn->retired_until = keys_until;
 	conn->linger_until = linger_until;
 	set_state(conn, FTV_CONN_RETIRED);
@@ -336,23 +414,24 @@ static void retire_join_locked(struct ftv_conn *conn)
 }
 
 /* The opener @conn retires or dies: so do its session's live joins, on
- * the gc's list ahead of it. Only their states and gc entries change,
- * so a walk of the peer's list (ftv_conn_kill_peer()) or of the gc's
- * (ftv_conn_gc()) that called this goes on safely.
+ * the gc's list ahead of it. Their retirement may kill the peer's oldest
+ * retired connection (retire_locked()), never a live one: a walk of the
+ * peer's list that kills starts from its head each time
+ * (ftv_conn_kill_peer()); the gc's walk of the retired kills only those
+ * whose joins retired long before.
  */
 static void retire_joins_locked(struct ftv_conn *conn, unsigned long keys_until,
 				unsigned long linger_until)
 {
 	struct ftv_session *s = conn->session;
-	struct ftv_conn *join;
+	struct ftv_conn *join, *tmp;
 
 	lockdep_assert_held(&conn->device->conn_lock);
-	if (conn->join_index || !s->joins)
+	if (conn->join_index)
 		return;
-	list_for_each_entry(join, &conn->peer->conns, peer_entry)
-		if (join->session == s && join != conn &&
-		    state_live(join->state))
-			retire_locked(join, keys_until, linger_until);
+	/* At most FTV_JOINS_MAX: each leaves the list as it retires. */
+	list_for_each_entry_safe(join, tmp, &s->live_joins, join_entry)
+		retire_locked(join, keys_until, linger_until);
 }
 
 /* Unhash and free after a grace period. */
@@ -388,8 +467,18 @@ static bool publish_locked(struct ftv_conn *conn, enum ftv_conn_state state)
 		return false;
 	old = rhashtable_lookup_fast(&fdev->conn_table, &conn->tuple,
 				     conn_params);
-	if (old)
+	if (old) {
+		/* A live one may be what its peer points at (->conn,
+		 * ->pending), which only the peer's lock may change, and
+		 * this caller need not hold it: a join's SYN that takes the
+		 * tuple of an opener published a moment before (it was
+		 * looked for before the opener was there) would leave the
+		 * peer pointing at a freed connection. The newcomer loses.
+		 */
+		if (state_live(old->state))
+			return false;
 		kill_locked(old);
+	}
 	if (rhashtable_insert_fast(&fdev->conn_table, &conn->hash,
 				   conn_params))
 		return false;
@@ -589,11 +678,15 @@ void ftv_conn_kill(struct ftv_conn *conn)
 void ftv_conn_kill_peer(struct ftv_peer *peer)
 {
 	struct ftv_device *fdev = peer->device;
-	struct ftv_conn *conn, *tmp;
 
 	spin_lock_bh(&fdev->conn_lock);
-	list_for_each_entry_safe(conn, tmp, &peer->conns, peer_entry)
-		kill_locked(conn);
+	/* Each goes off the list; one may take others with it (an
+	 * opener's joins retire, and a retirement may kill the oldest
+	 * retired), so the walk starts again from the head each time.
+	 */
+	while (!list_empty(&peer->conns))
+		kill_locked(list_first_entry(&peer->conns, struct ftv_conn,
+					     peer_entry));
 	spin_unlock_bh(&fdev->conn_lock);
 }
 
@@ -706,7 +799,9 @@ static void linger_locked(struct ftv_conn *conn)
  * @fdev: the device
  *
  * Retired connections are listed in the order they retired, so the walk
- * stops at the first whose keys are still due.
+ * stops at the first whose keys are still due. The device runs it every
+ * second: a join that does not come up is given up within a second of
+ * its FTV_JOIN_TIMEOUT_MS.
  */
 void ftv_conn_gc(struct ftv_device *fdev)
 {
@@ -730,7 +825,7 @@ void ftv_conn_gc(struct ftv_device *fdev)
 	}
 	spin_unlock_bh(&fdev->conn_lock);
 	for (i = 0; i < n; i++)
-		ftv_send_join_gone(unanswered[i]);
+		ftv_send_join_gone(unanswered[i], unanswered[i]->join_index);
 	rcu_read_unlock_bh();
 }
 
@@ -1089,36 +1184,61 @@ static struct ftv_session *window_session(struct ftv_join_window *w)
 	return container_of(w, struct ftv_session, join);
 }
 
-/**
- * ftv_conn_join_expected - whether a SYN to the listen port joins a session
- * @fdev: the device
- * @seg: the SYN
- *
- * Call under rcu_read_lock(). A token that a join took before is a replay:
- * counted, and the SYN left to the host like any it refuses.
- *
- * Return: true if a session expects the SYN's token.
+/* A peer's joins: FTV_JOIN_RATE a second, FTV_JOIN_BURST at once past
+ * that (the generic cell rate algorithm: @tat is when the peer's budget
+ * is whole again). Return: whether one more may open now.
  */
-bool ftv_conn_join_expected(struct ftv_device *fdev,
-			    const struct ftv_segment *seg)
+static bool join_rate_take(u64 *tat, unsigned int burst)
 {
-	struct ftv_join_entry *e;
+	u64 now = ktime_get_ns(), per = NSEC_PER_SEC / FTV_JOIN_RATE;
+	u64 from = max(*tat, now);
 
-	if (!seg->opts.has_ts)
+	if (from - now > (u64)(burst - 1) * per)
 		return false;
-	e = ftv_join_lookup(&fdev->join_table,
-			    ftv_join_syn_token(seg->seq, seg->opts.tsval));
-	if (!e)
-		return false;
-	/* Read without the lock: a slot that moves meanwhile costs the
-	 * initiator a join, not a wrong answer later (ftv_join_take()).
-	 */
-	if (READ_ONCE(e->used)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_JOIN_REPLAYED);
-		return false;
-	}
+	*tat = from + per;
 	return true;
 }
+
+#ifdef DEBUG
+/*
+ * Debug builds let a test hold a join's SYN this long between finding
+ * its token and taking it, so that what happens in between (an opener
+ * published on the same tuple, the session's window stopped) can be
+ * made to happen.
+ */
+static unsigned int join_take_delay_ms;
+module_param(join_take_delay_ms, uint, 0644);
+MODULE_PARM_DESC(join_take_delay_ms,
+		 "Hold a join's SYN this long before taking its token");
+
+static atomic_t join_held = ATOMIC_INIT(0);
+
+static void debug_join_take_delay(void)
+{
+	unsigned int ms = min(READ_ONCE(join_take_delay_ms), 1000U);
+
+	if (!ms)
+		return;
+	atomic_inc(&join_held);
+	mdelay(ms);
+	atomic_dec(&join_held);
+}
+
+/**
+ * ftv_conn_debug_join_held - whether a join's SYN is being held now
+ *	(debug builds: join_take_delay_ms)
+ *
+ * Return: true while one is.
+ */
+bool ftv_conn_debug_join_held(void)
+{
+	return atomic_read(&join_held);
+}
+#else
+static inline void debug_join_take_delay(void)
+{
+}
+#endif
 
 /* A responder's join of @s, for the SYN @seg, published and on the
  * joining list; or NULL.
@@ -1145,8 +1265,12 @@ static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
 	conn->opening = true;
 	conn->shape_opening = READ_ONCE(fdev->shape);
 	conn->rcv_first = seg->seq + 1;
+	/* Our SYN-ACK's ISN is unacknowledged until the peer's first
+	 * message acknowledges it from the SYN's address
+	 * (ftv_conn_join_up()).
+	 */
 	atomic_set(&conn->snd_nxt, isn + 1);
-	atomic_set(&conn->snd_una, isn + 1);
+	atomic_set(&conn->snd_una, isn);
 	ftv_faketcp_rcv_reset(&conn->rcv, seg->seq + 1);
 	atomic_set(&conn->ts_recent, seg->opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
@@ -1160,62 +1284,105 @@ static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
 	return conn;
 }
 
-/**
- * ftv_conn_join_accept - take a join SYN and answer it
- * @fdev: the device
- * @seg: a SYN that ftv_conn_join_expected() said a session expects
- *
- * Call under rcu_read_lock(). The new connection
- * opens nothing until a sealed message of its session opens on it
- * (ftv_conn_join_up()).
- *
- * Return: true if the SYN carried a join token, taken or not (a slot that
- * moved since the SYN was claimed, a replay, a session at its cap): it is
- * answered, or dropped, here.
+/* Take the token @e holds, if it is still @token and the peer of its
+ * session may open a join now; then the join. Return: it, or NULL.
  */
-bool ftv_conn_join_accept(struct ftv_device *fdev,
-			  const struct ftv_segment *seg)
+static struct ftv_conn *join_take_locked(struct ftv_device *fdev,
+					 struct ftv_join_entry *e, u64 token,
+					 const struct ftv_segment *seg)
 {
-	u64 token = ftv_join_syn_token(seg->seq, seg->opts.tsval);
-	enum ftv_join_result taken = FTV_JOIN_UNKNOWN;
-	struct ftv_conn *conn = NULL;
-	struct ftv_join_entry *e;
+	struct ftv_join_window *w = e->window;
+	enum ftv_join_result taken;
+	struct ftv_session *s;
 	u32 index;
 
+	lockdep_assert_held(&fdev->conn_lock);
+	taken = ftv_join_check(e, token);
+	if (taken == FTV_JOIN_REPLAYED)
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_JOIN_REPLAYED);
+	if (taken != FTV_JOIN_OK)
+		return NULL;
+	/* Expected means live, and a live window's session has its opener.
+	 * Over the peer's rate, the token stays where it was: a refused SYN
+	 * costs no slide of the window.
+	 */
+	s = window_session(w);
+	if (!join_rate_take(&s->opener->peer->join_tat,
+			    2 * FTV_JOIN_BURST)) {
+		ftv_drops_inc(&s->opener->peer->drops,
+			      FTV_DROPS_A_RATELIMITED);
+		return NULL;
+	}
+	if (ftv_join_take(e, token, &index) != FTV_JOIN_OK)
+		return NULL;
+	return join_create_locked(fdev, s, seg, index);
+}
+
+/**
+ * ftv_conn_join_take - take a SYN that joins a session, and answer it
+ * @fdev: the device
+ * @seg: a SYN to the listen port that no connection has
+ *
+ * Call under rcu_read_lock(). The token must still be expected when the
+ * join is made, under the lock; the join is refused past its session's
+ * cap (FTV_JOINS_MAX, counted as flows_refused) and past its peer's rate
+ * (FTV_JOIN_RATE a second, counted as ratelimited), or without memory.
+ * The new connection opens nothing until a sealed message for it opens
+ * on it, acknowledging the SYN-ACK (ftv_conn_join_up()).
+ *
+ * Return: true if the SYN was taken and answered; false leaves it to the
+ * host, which answers it as it answers any SYN: whatever is not a join
+ * must look the same to a prober, a token that a join took before (a
+ * replay: counted as join_replayed) and one that was expected when the
+ * SYN came but no longer is when it is taken among them.
+ */
+bool ftv_conn_join_take(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	struct ftv_conn *conn = NULL;
+	struct ftv_join_entry *e;
+	u64 token;
+
+	if (!seg->opts.has_ts)
+		return false;
+	token = ftv_join_syn_token(seg->seq, seg->opts.tsval);
 	e = ftv_join_lookup(&fdev->join_table, token);
 	if (!e)
 		return false;
+	debug_join_take_delay();
 	/* The window is live while its opener is, which holds the session:
-	 * found under RCU, its memory is there; taken under the lock, the
-	 * slot is checked again.
+	 * found under RCU, its memory is there; under the lock, the slot is
+	 * checked again.
 	 */
 	spin_lock_bh(&fdev->conn_lock);
-	taken = ftv_join_take(e, token, &index);
-	if (taken == FTV_JOIN_OK)
-		conn = join_create_locked(fdev, window_session(e->window), seg,
-					  index);
+	conn = join_take_locked(fdev, e, token, seg);
 	spin_unlock_bh(&fdev->conn_lock);
-	if (taken == FTV_JOIN_REPLAYED)
-		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_JOIN_REPLAYED);
-	if (conn)
-		ftv_send_join_synack(conn);
+	if (!conn)
+		return false;
+	ftv_send_join_synack(conn);
 	return true;
 }
 
 /**
- * ftv_conn_join_up - a sealed message of its session opened on a join
+ * ftv_conn_join_up - a sealed message of its own opened on a join
  * @conn: a responder's join
+ * @flags: the message's TCP flags
+ * @ack: its acknowledgment number
  *
- * It is up, and answers with its own first message (ftv_send_opening()).
+ * It is up if the message acknowledges our SYN-ACK, which only whoever
+ * receives at the SYN's address has seen: a peer that gave another's
+ * address in its SYN gets nothing sent there but that SYN-ACK. Then it
+ * answers with its own first message (ftv_send_opening()).
  */
-void ftv_conn_join_up(struct ftv_conn *conn)
+void ftv_conn_join_up(struct ftv_conn *conn, u8 flags, u32 ack)
 {
 	struct ftv_device *fdev = conn->device;
 	bool up;
 
 	spin_lock_bh(&fdev->conn_lock);
-	up = conn->state == FTV_CONN_JOIN_RECEIVED;
+	up = conn->state == FTV_CONN_JOIN_RECEIVED && (flags & TCPHDR_ACK) &&
+	     ack == (u32)atomic_read(&conn->snd_nxt);
 	if (up) {
+		atomic_set(&conn->snd_una, ack);
 		list_del_init(&conn->gc_entry);
 		set_state(conn, FTV_CONN_ESTABLISHED);
 	}
@@ -1262,9 +1429,9 @@ void ftv_conn_join_gone(struct ftv_conn *conn, u32 index)
 	if (conn->is_initiator || !index)
 		return;
 	spin_lock_bh(&fdev->conn_lock);
-	list_for_each_entry(join, &conn->peer->conns, peer_entry) {
-		if (join->session == conn->session &&
-		    join->join_index == index && state_live(join->state)) {
+	/* At most FTV_JOINS_MAX: the session's live joins. */
+	list_for_each_entry(join, &conn->session->live_joins, join_entry) {
+		if (join->join_index == index) {
 			retire_join_locked(join);
 			break;
 		}
@@ -1290,7 +1457,7 @@ static void give_up(struct ftv_conn *conn, u8 event)
 	spin_unlock_bh(&fdev->conn_lock);
 	atomic64_inc(&conn->peer->rotations);
 	if (retired)
-		ftv_send_join_gone(conn);
+		ftv_send_join_gone(conn, conn->join_index);
 	ftv_timers_want_connection(conn->peer);
 	/* The session's flow timer (softirq, under RCU), no lock held. */
 	ftv_netlink_notify(conn->peer, event);
@@ -1351,10 +1518,18 @@ static struct ftv_session *join_reserve(struct ftv_peer *peer, u32 *index,
 	opener = rcu_dereference_protected(peer->conn,
 					   lockdep_is_held(&peer->lock));
 	if (opener && join_wanted(peer, opener)) {
-		s = ftv_session_get(opener->session);
-		*index = ++s->join_next;
-		*token = ftv_join_token(&s->join_key, *index);
-		*tuple = opener->tuple;
+		/* No faster than the responder takes them; the session's
+		 * tick asks again (ftv_flow_check()).
+		 */
+		if (!join_rate_take(&peer->join_open_tat, FTV_JOIN_BURST)) {
+			WRITE_ONCE(opener->session->joins_deferred, true);
+			ftv_flow_watch(opener->session);
+		} else {
+			s = ftv_session_get(opener->session);
+			*index = ++s->join_next;
+			*token = ftv_join_token(&s->join_key, *index);
+			*tuple = opener->tuple;
+		}
 	}
 	spin_unlock_bh(&peer->lock);
 	return s;
@@ -1420,6 +1595,9 @@ static struct ftv_session *probe_join_reserve(struct ftv_peer *peer, u32 i,
 	ret = probe_join_allowed(peer, opener);
 	if (!ret)
 		ret = probe_join_tuple(peer, opener, i, tuple);
+	/* Last: a join refused for another reason costs no rate. */
+	if (!ret && !join_rate_take(&peer->join_open_tat, FTV_JOIN_BURST))
+		ret = -EAGAIN;
 	if (ret) {
 		spin_unlock_bh(&peer->lock);
 		return ERR_PTR(ret);
@@ -1496,6 +1674,96 @@ out:
 	return conn;
 }
 
+#ifdef DEBUG
+/*
+ * Debug builds let a test make this end a peer that misbehaves, for the
+ * other end to be tested against. join_skip_synack: a join does not wait
+ * for its SYN-ACK, it is up as its SYN goes, with a made-up
+ * acknowledgment, and its first message follows (a peer that put
+ * another's address in its SYN, and would have the responder send there).
+ * join_flood: each connect work of a peer whose flows setting is above 1
+ * also sends this many join SYNs, each from a port of no connection, and
+ * gives each of them up with a JOIN_GONE, then runs again 20 ms later (a
+ * peer that would pin joins on the responder: at 2, twice the rate the
+ * responder takes them, so that it takes all it may and refuses the
+ * rest, and the numbers it refuses never fall out of its window).
+ */
+static bool join_skip_synack;
+module_param(join_skip_synack, bool, 0644);
+MODULE_PARM_DESC(join_skip_synack,
+		 "Joins take themselves for up as their SYN goes");
+
+static unsigned int join_flood;
+module_param(join_flood, uint, 0644);
+MODULE_PARM_DESC(join_flood,
+		 "Join SYNs and JOIN_GONEs per connect work, peers with flows > 1");
+
+static void debug_join_up_unanswered(struct ftv_conn *conn)
+{
+	struct ftv_tcp_options opts = { };
+
+	if (!READ_ONCE(join_skip_synack) ||
+	    !ftv_conn_synack(conn, atomic_read(&conn->snd_nxt),
+			     get_random_u32(), &opts))
+		return;
+	ftv_send_opening(conn);
+	ftv_conn_join_opened(conn);
+}
+
+/* One join SYN of @s, to @tuple from a port of no connection, and its
+ * JOIN_GONE on @opener.
+ */
+static void debug_join_flood_one(struct ftv_peer *peer, struct ftv_conn *opener,
+				 struct ftv_tuple tuple)
+{
+	struct ftv_tcp_params params = {
+		.flags = TCPHDR_SYN,
+		.window = 64240,
+		.mss = tuple.family == AF_INET ? 1460 : 1440,
+	};
+	struct ftv_session *s = opener->session;
+	u64 token;
+	u32 index;
+
+	spin_lock_bh(&peer->lock);
+	index = ++s->join_next;
+	token = ftv_join_token(&s->join_key, index);
+	spin_unlock_bh(&peer->lock);
+	tuple.local_port = htons(32768 + get_random_u32_below(28000));
+	params.seq = lower_32_bits(token);
+	params.tsval = upper_32_bits(token);
+	ftv_send_synack(peer->device, &tuple, &params);
+	ftv_send_join_gone(opener, index);
+}
+
+static void debug_join_flood(struct ftv_peer *peer)
+{
+	unsigned int i, n = min(READ_ONCE(join_flood), 16U);
+	struct ftv_conn *opener;
+
+	if (!n || READ_ONCE(peer->flows) < 2)
+		return;
+	rcu_read_lock_bh();
+	opener = rcu_dereference_bh(peer->conn);
+	if (opener && opener->is_initiator &&
+	    READ_ONCE(opener->state) == FTV_CONN_ESTABLISHED &&
+	    READ_ONCE(opener->session->peer_takes_joins))
+		for (i = 0; i < n; i++)
+			debug_join_flood_one(peer, opener, opener->tuple);
+	rcu_read_unlock_bh();
+	msleep(20);
+	ftv_timers_want_connection(peer);
+}
+#else
+static inline void debug_join_up_unanswered(struct ftv_conn *conn)
+{
+}
+
+static inline void debug_join_flood(struct ftv_peer *peer)
+{
+}
+#endif
+
 /* Publish the join @conn and send its SYN, or free it if its session no
  * longer wants it (@probe: may no longer open it). Return: whether it
  * went.
@@ -1508,8 +1776,10 @@ static bool join_start(struct ftv_peer *peer, struct ftv_conn *conn,
 	/* Once published, @conn is only used under RCU. */
 	rcu_read_lock_bh();
 	ok = publish_join(peer, conn, probe);
-	if (ok)
+	if (ok) {
 		ftv_send_syn(conn);
+		debug_join_up_unanswered(conn);
+	}
 	rcu_read_unlock_bh();
 	if (!ok)
 		ftv_conn_free(conn);
@@ -1554,8 +1824,9 @@ static struct ftv_conn *prepare_join(struct ftv_peer *peer)
  * Return: 0; -ENOTCONN without a session, -EOPNOTSUPP when the peer
  * takes no joins or opened the session itself, -EBUSY when the session
  * has FTV_JOINS_MAX or lost FTV_JOIN_AHEAD in a row (the peer expects no
- * more), -ERANGE when there is no such endpoint, -ENOMEM
- * when no port or memory could be had.
+ * more), -EAGAIN past the peer's rate of joins (FTV_JOIN_RATE a second),
+ * -ERANGE when there is no such endpoint, -ENOMEM when no port or memory
+ * could be had.
  */
 int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, int shape,
 			u32 *index)
@@ -1593,6 +1864,7 @@ void ftv_conn_open_joins(struct ftv_peer *peer)
 	struct ftv_conn *conn;
 	unsigned int i;
 
+	debug_join_flood(peer);
 	for (i = 0; i < FTV_MAX_FLOWS; i++) {
 		conn = prepare_join(peer);
 		if (!conn || !join_start(peer, conn, false))
@@ -1627,7 +1899,7 @@ void ftv_conn_probe_join_up(struct ftv_conn *conn)
 	if (!retired)
 		return;
 	ftv_probe_join_up(&conn->peer->probe, conn->join_index);
-	ftv_send_join_gone(conn);
+	ftv_send_join_gone(conn, conn->join_index);
 }
 
 /**

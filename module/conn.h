@@ -43,6 +43,10 @@ enum ftv_conn_state {
  * @gc_entry: entry in ftv_device.conn_joining while a join is coming
  *	up, then in ftv_device.conn_retired once retired, under the
  *	device's conn_lock
+ * @join_entry: a join's entry in its session's list of live joins
+ *	(ftv_session.live_joins), under the device's conn_lock
+ * @retired_entry: entry in its peer's list of connections retired or
+ *	lingering (ftv_peer.retired), under the device's conn_lock
  * @device: owning device; it waits for every connection to be freed
  *	before it goes (ftv_conn_wait_all())
  * @peer: peer the connection belongs to; the connection holds a
@@ -77,18 +81,32 @@ enum ftv_conn_state {
  *	exchange ran on it); the join's number for one that joined it
  * @queued: segments (repair messages included) the sender chose this
  *	connection for and that have not left yet (flow.c)
- * @una_since: jiffies when @snd_una last moved, or when data went out
- *	with nothing unacknowledged before it (flow.c)
  * @heard_at: jiffies when an authenticated segment last came on it
  * @probed_at: jiffies of the first keepalive that asked the peer to
- *	acknowledge data waiting on it since @una_since (flow.c)
+ *	report data waiting on it since @reported_since (flow.c)
  * @heard_ip: ftv_segment_ip_mark() of the last authenticated segment
  *	that began a receive job (0 before one), written by its serial
  *	step (open.c); what an ignored RST or FIN is set beside (receive.c)
  * @rx_sealed: payload bytes of the authenticated messages without a
  *	packet (padding, keepalives, control) that came on it, written
  *	only by its session's serial step (open.c), read by probes
- * @data_end: @snd_nxt after the last message that carried a packet
+ * @rx_auth: payload bytes of every authenticated message that came on
+ *	it, written only by its session's serial step (open.c): what the
+ *	peer sent on it that arrived, which no header field can inflate
+ * @rx_auth_start: @rx_auth when it was established
+ * @rx_high: one past the greatest counter that opened on it, written only
+ *	by its session's serial step; our keepalives report it (flow.c)
+ * @report_due: a message opened on it that the peer wants reported (any
+ *	but a keepalive that did not ask) since our last keepalive there
+ * @ack_echo: the timestamp of the peer's last keepalive that came on it,
+ *	echoed in ours (struct ftv_msg_ack)
+ * @ack_echo_at: jiffies when it came
+ * @acked_high: the greatest @high the peer's keepalives on it reported:
+ *	our messages below that arrived there or were passed over
+ * @data_high: one past the counter of the last message with a packet
+ *	sent on it (flow.c)
+ * @reported_since: jiffies when @acked_high last moved, or when data went
+ *	out with nothing waiting for a report before it (flow.c)
  * @owes: it received a packet that nothing sent on it acknowledged yet
  * @stalled: the initiator found it stalled; nothing new goes on it
  * @rotating: initiator: it carried half its @budget; a successor is wanted
@@ -119,6 +137,8 @@ struct ftv_conn {
 	struct rhash_head hash;
 	struct list_head peer_entry;
 	struct list_head gc_entry;
+	struct list_head join_entry;
+	struct list_head retired_entry;
 	struct ftv_device *device;
 	struct ftv_peer *peer;
 	struct ftv_tuple tuple;
@@ -140,12 +160,19 @@ struct ftv_conn {
 	struct ftv_session *session;
 	u32 join_index;
 	atomic_t queued;
-	unsigned long una_since;
 	unsigned long heard_at;
 	unsigned long probed_at;
 	u32 heard_ip;
 	u64 rx_sealed;
-	u32 data_end;
+	u64 rx_auth;
+	u64 rx_auth_start;
+	u64 rx_high;
+	bool report_due;
+	u32 ack_echo;
+	unsigned long ack_echo_at;
+	u64 acked_high;
+	u64 data_high;
+	unsigned long reported_since;
 	bool owes;
 	bool stalled;
 	bool rotating;
@@ -179,11 +206,8 @@ bool ftv_conn_install(struct ftv_conn *conn);
 void ftv_conn_responded(struct ftv_conn *conn);
 void ftv_conn_retire(struct ftv_conn *conn);
 void ftv_conn_peer_joins(struct ftv_conn *conn);
-bool ftv_conn_join_expected(struct ftv_device *fdev,
-			    const struct ftv_segment *seg);
-bool ftv_conn_join_accept(struct ftv_device *fdev,
-			  const struct ftv_segment *seg);
-void ftv_conn_join_up(struct ftv_conn *conn);
+bool ftv_conn_join_take(struct ftv_device *fdev, const struct ftv_segment *seg);
+void ftv_conn_join_up(struct ftv_conn *conn, u8 flags, u32 ack);
 void ftv_conn_join_opened(struct ftv_conn *conn);
 void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
 void ftv_conn_stalled(struct ftv_conn *conn);
@@ -205,6 +229,9 @@ u32 ftv_conn_tsval(const struct ftv_conn *conn);
 void ftv_conn_open(struct ftv_peer *peer);
 bool ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
+#ifdef DEBUG
+bool ftv_conn_debug_join_held(void);
+#endif
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 				   const struct ftv_tuple *b)

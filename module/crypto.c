@@ -3,7 +3,10 @@
  * Transport encryption through the kernel crypto API's
  * rfc7539(chacha20,poly1305). The 96-bit nonce is 32 zero bits followed by
  * the 64-bit little-endian message counter; each key is used by one session
- * in one direction, so (key, counter) never repeats.
+ * in one direction, so (key, counter) never repeats. A message sealed for
+ * a join of the session carries the join's number as associated data, so
+ * that a message moved from one connection of the session to another
+ * does not open there.
  */
 
 #include "crypto.h"
@@ -69,9 +72,25 @@ void ftv_crypto_free(struct crypto_aead *tfm)
 		crypto_free_aead(tfm);
 }
 
-static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
-		 unsigned int in_len, unsigned int out_len, bool enc)
+/*
+ * The associated data of a message sealed for connection @bind of its
+ * session, in the FTV_BIND_SIZE bytes before @data: le64(@bind). None for
+ * the connection that opened the session (0), whose messages are what
+ * they were before joins had numbers bound to them. Return: its length.
+ */
+static unsigned int bind_ad(u8 *data, u32 bind)
 {
+	if (!bind)
+		return 0;
+	put_unaligned_le64(bind, data - FTV_BIND_SIZE);
+	return FTV_BIND_SIZE;
+}
+
+static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
+		 unsigned int in_len, unsigned int out_len, u32 bind,
+		 bool enc)
+{
+	unsigned int ad = bind_ad(data, bind);
 	struct aead_request *req;
 	struct scatterlist sg;
 	u8 iv[12] = { 0 };
@@ -80,9 +99,9 @@ static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
 	req = this_cpu_ptr(aead_requests);
 	aead_request_set_tfm(req, tfm);
 	put_unaligned_le64(counter, iv + 4);
-	sg_init_one(&sg, data, max(in_len, out_len));
+	sg_init_one(&sg, data - ad, ad + max(in_len, out_len));
 	aead_request_set_callback(req, 0, NULL, NULL);
-	aead_request_set_ad(req, 0);
+	aead_request_set_ad(req, ad);
 	aead_request_set_crypt(req, &sg, &sg, in_len, iv);
 	return enc ? crypto_aead_encrypt(req) : crypto_aead_decrypt(req);
 }
@@ -91,32 +110,40 @@ static int crypt(struct crypto_aead *tfm, u64 counter, u8 *data,
  * ftv_crypto_seal - encrypt @data in place and append the tag
  * @tfm: transform for this direction
  * @counter: the message counter (nonce)
- * @data: @len bytes of plaintext followed by FTV_TAG_SIZE bytes of room
+ * @data: @len bytes of plaintext followed by FTV_TAG_SIZE bytes of room,
+ *	and preceded by FTV_BIND_SIZE bytes that the message's counter
+ *	takes afterwards (they are overwritten)
  * @len: plaintext length
+ * @bind: the number of the connection it goes on in its session (0: the
+ *	opener): a message opens only on the connection it was sealed for
  *
  * Return: 0 or a negative errno.
  */
 int ftv_crypto_seal(struct crypto_aead *tfm, u64 counter, u8 *data,
-		    unsigned int len)
+		    unsigned int len, u32 bind)
 {
-	return crypt(tfm, counter, data, len, len + FTV_TAG_SIZE, true);
+	return crypt(tfm, counter, data, len, len + FTV_TAG_SIZE, bind,
+		     true);
 }
 
 /**
  * ftv_crypto_open - authenticate and decrypt @data in place
  * @tfm: transform for this direction
  * @counter: the message counter (nonce)
- * @data: ciphertext followed by the tag
+ * @data: ciphertext followed by the tag, preceded by FTV_BIND_SIZE bytes
+ *	that may be overwritten (the counter's, read already)
  * @sealed_len: ciphertext plus tag length
+ * @bind: the number of the connection it came on in its session
  *
  * Return: 0, -EBADMSG if authentication failed, or another negative errno.
  */
 int ftv_crypto_open(struct crypto_aead *tfm, u64 counter, u8 *data,
-		    unsigned int sealed_len)
+		    unsigned int sealed_len, u32 bind)
 {
 	if (unlikely(sealed_len < FTV_TAG_SIZE))
 		return -EBADMSG;
-	return crypt(tfm, counter, data, sealed_len, sealed_len, false);
+	return crypt(tfm, counter, data, sealed_len, sealed_len, bind,
+		     false);
 }
 
 /**

@@ -363,7 +363,11 @@ static void gc_work(struct work_struct *work)
 					       struct ftv_device, gc_work);
 
 	ftv_conn_gc(fdev);
-	queue_delayed_work(ftv_wq, &fdev->gc_work, 10 * HZ);
+	/* Every second: a join that does not come up goes within a second
+	 * of its timeout (it gets nothing meanwhile). The walks stop at the
+	 * first connection not due.
+	 */
+	queue_delayed_work(ftv_wq, &fdev->gc_work, HZ);
 }
 
 static int register_hooks(struct net *net, struct ftv_net *fnet)
@@ -581,7 +585,7 @@ static int ftv_newlink(struct net *src_net, struct net_device *dev,
 	 */
 	dev->priv_destructor = ftv_destruct;
 	dev->needs_free_netdev = true;
-	queue_delayed_work(ftv_wq, &fdev->gc_work, 10 * HZ);
+	queue_delayed_work(ftv_wq, &fdev->gc_work, HZ);
 	return 0;
 
 err_unregister:

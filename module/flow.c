@@ -63,37 +63,35 @@ static u32 flow_sent(const struct ftv_conn *c)
 }
 
 /**
- * ftv_flow_received - what the peer sent on @c and arrived in order
+ * ftv_flow_received - what the peer sent on @c that arrived
  * @c: an established connection
  *
- * Return: the bytes of its stream, since @c was established (a gap
- * given up counts as arrived): what a censor that counts bytes towards
- * us has seen on it, less the headers.
+ * Return: the payload bytes of the messages that opened on it since it
+ * was established: what a censor that counts bytes towards us has seen
+ * on it, less the headers and what was lost past the censor. Not the
+ * TCP stream's length, which the sequence numbers say and anyone on the
+ * path could make larger.
  */
 u32 ftv_flow_received(const struct ftv_conn *c)
 {
-	return ftv_faketcp_rcv_nxt(&c->rcv) - READ_ONCE(c->rcv_start);
+	return READ_ONCE(c->rx_auth) - READ_ONCE(c->rx_auth_start);
 }
 
 /* Whether @c, a responder's connection with a budget, has room for a
- * message of @len inner bytes and, if @repairs, the repair messages FEC
- * sends with it at the session's current K:M: what it sent,
- * what is queued for it (repair messages too: they have not moved
- * snd_nxt yet), each segment's overhead (a superpacket's segments are at
- * most FTV_FLOW_SEGMENT long), and each repair message as long as a
- * segment.
+ * message of @len inner bytes and the repair messages FEC sends with it at
+ * @k:@m (0 for none): what it sent, what is queued for it (repair
+ * messages too: they have not moved snd_nxt yet), each segment's overhead
+ * (a superpacket's segments are at most FTV_FLOW_SEGMENT long), and each
+ * repair message as long as a segment.
  */
 static bool flow_room(const struct ftv_conn *c, u32 budget, unsigned int len,
-		      bool repairs)
+		      u8 k, u8 m)
 {
-	const struct ftv_fec_conn *fc = &c->session->fec;
 	unsigned int segs = max(1U, DIV_ROUND_UP(len, FTV_FLOW_SEGMENT));
 	u32 cost = len + segs * FTV_FLOW_OVERHEAD;
 
-	if (repairs)
-		cost += ftv_fec_repairs(segs, READ_ONCE(fc->k),
-					READ_ONCE(fc->m)) *
-			(FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD);
+	cost += ftv_fec_repairs(segs, k, m) *
+		(FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD);
 	return flow_sent(c) + (u32)atomic_read(&c->queued) *
 	       (FTV_FLOW_SEGMENT + FTV_FLOW_OVERHEAD) + cost <= budget;
 }
@@ -120,7 +118,7 @@ bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
 		return false;
 	if (c->is_initiator)
 		return !READ_ONCE(c->stalled) && !READ_ONCE(c->spent);
-	return !budget || flow_room(c, budget, len, false);
+	return !budget || flow_room(c, budget, len, 0, 0);
 }
 
 /**
@@ -128,29 +126,47 @@ bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len)
  *	@len inner bytes fit in @c's budget too
  * @c: the connection ftv_flow_pick() chose for it
  * @len: its inner length
+ * @k: K of the repairs FEC planned for it (ftv_fec_plan())
+ * @m: their M
  *
  * Repair messages cross a censor's byte count like any other: before
  * they counted, a connection of a lossy session went past its budget by
  * what FEC added. A message they do not fit goes without them (the last
  * of a connection's budget, or repairs for a loss so high that one packet
- * and its repairs are more than a budget).
+ * and its repairs are more than a budget). The K:M is the one the message
+ * goes with: until 2026-12-02 it was the session's last, and the first
+ * message after the peer's loss rose (a new session's, 0:0 before) took
+ * a connection past its budget by seven repair messages.
  */
-bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len)
+bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len, u8 k,
+			  u8 m)
 {
 	u32 budget = READ_ONCE(c->budget);
 
-	return c->is_initiator || !budget || flow_room(c, budget, len, true);
+	return c->is_initiator || !budget || flow_room(c, budget, len, k, m);
 }
 
-/* Whether data sent on @c is not acknowledged yet: the end of the last
- * data lies past snd_una and not past snd_nxt (before any data went out,
- * @data_end is 0, which is anywhere).
+/* Whether a message with a packet sent on @c is not reported yet: the
+ * peer's keepalives on @c say which counters arrived there (struct
+ * ftv_msg_ack), where nobody on the path can change it, as the TCP
+ * header's acknowledgment number could be.
  */
-static bool flow_waiting(const struct ftv_conn *c)
+static bool flow_unreported(const struct ftv_conn *c)
 {
-	u32 una = atomic_read(&c->snd_una), end = READ_ONCE(c->data_end);
+	return READ_ONCE(c->data_high) > READ_ONCE(c->acked_high);
+}
 
-	return end - una - 1 < (u32)atomic_read(&c->snd_nxt) - una;
+/* The session's round trip for judging its connections: what the
+ * peer's keepalives' echoes measure, never the TCP timestamps, which
+ * anyone on the path could change (a round trip made 5 s long put a stall
+ * verdict off by 10 s). Before the first echo it is 0: the first ask
+ * goes at the next check and brings one, and a verdict needs another
+ * connection's report after its patience, which a long path delays as
+ * much.
+ */
+static u32 flow_srtt_ms(const struct ftv_session *s)
+{
+	return READ_ONCE(s->ack_srtt_ms);
 }
 
 /* How long a connection of @s may wait without a word before it looks
@@ -158,29 +174,29 @@ static bool flow_waiting(const struct ftv_conn *c)
  */
 static unsigned long flow_suspect_wait(const struct ftv_session *s)
 {
-	return msecs_to_jiffies(2 * ftv_fec_srtt_ms(&s->fec) +
-				FTV_FLOW_CHECK_MS);
+	return msecs_to_jiffies(2 * flow_srtt_ms(s) + FTV_FLOW_CHECK_MS);
 }
 
-/* Whether @c looks cut off: its data has waited, and nothing at all came
- * on it, for @wait (flow_suspect_wait()), while another connection of the
- * session was answered. It gets no new data while another may
- * (ftv_flow_pick()): the inner TCP would send its retransmissions into
- * the same hole, and lose them again. A policed or lossy connection still
- * brings the peer's segments, and is not taken for one. The stall verdict
- * (flow_overdue()) waits longer, to be sure.
+/* Whether @c looks cut off: its data has waited for @wait
+ * (flow_suspect_wait()) and the peer reported none of it, while another
+ * connection of the session had its reported. It gets no new data while
+ * another may (ftv_flow_pick()): the inner TCP would send its
+ * retransmissions into the same hole, and lose them again. A policed or
+ * lossy connection still brings some of our messages, which the peer
+ * reports, and is not taken for one; one that brings the peer's own
+ * segments and none of ours is (until 2026-12-02 anything heard on it
+ * counted, and a one-way hole, or a path that forged the acknowledgment
+ * numbers, kept it chosen). The stall verdict (flow_overdue()) waits
+ * longer, to be sure.
  */
 static bool flow_suspect(const struct ftv_conn *c, unsigned long now,
 			 unsigned long wait)
 {
-	unsigned long since = READ_ONCE(c->una_since);
-	unsigned long heard = READ_ONCE(c->heard_at);
+	unsigned long since = READ_ONCE(c->reported_since);
 
-	if (time_after(heard, since))
-		since = heard;
 	return time_after(now, since + wait) &&
 	       time_after(READ_ONCE(c->session->acked_at), since) &&
-	       flow_waiting(c);
+	       flow_unreported(c);
 }
 
 /**
@@ -232,41 +248,102 @@ struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len)
 /**
  * ftv_flow_data_sent - @conn sent a message that carries a packet
  * @conn: the connection
+ * @end: one past the last counter it went with
  *
- * Starts the stall clock if nothing was waiting for an acknowledgment.
+ * Starts the stall clock if nothing was waiting for the peer's report.
  * Keepalives do not: the peer owes them nothing.
  */
-void ftv_flow_data_sent(struct ftv_conn *conn)
+void ftv_flow_data_sent(struct ftv_conn *conn, u64 end)
 {
-	if (!flow_waiting(conn))
-		WRITE_ONCE(conn->una_since, jiffies);
-	WRITE_ONCE(conn->data_end, (u32)atomic_read(&conn->snd_nxt));
+	if (!flow_unreported(conn))
+		WRITE_ONCE(conn->reported_since, jiffies);
+	if (end > READ_ONCE(conn->data_high))
+		WRITE_ONCE(conn->data_high, end);
 }
 
 /**
- * ftv_flow_acked - an authenticated segment acknowledged new bytes
- * @conn: the connection it came on
+ * ftv_flow_ack_fill - what a keepalive on @conn says
+ * @conn: the connection it goes on
+ * @msg: the message, its type set
  */
-void ftv_flow_acked(struct ftv_conn *conn)
+void ftv_flow_ack_fill(struct ftv_conn *conn, struct ftv_msg_ack *msg)
 {
-	unsigned long now = jiffies;
+	u64 high = READ_ONCE(conn->rx_high);
+	u32 echo = READ_ONCE(conn->ack_echo);
 
-	if (READ_ONCE(conn->una_since) != now)
-		WRITE_ONCE(conn->una_since, now);
-	if (READ_ONCE(conn->session->acked_at) != now)
-		WRITE_ONCE(conn->session->acked_at, now);
+	msg->tsval = cpu_to_le32(ftv_conn_tsval(conn));
+	msg->high = cpu_to_le64(high);
+	if (echo) {
+		msg->echo = cpu_to_le32(echo);
+		msg->held = cpu_to_le32(jiffies_to_msecs(jiffies -
+					READ_ONCE(conn->ack_echo_at)));
+	}
+	if (READ_ONCE(conn->report_due))
+		WRITE_ONCE(conn->report_due, false);
 }
 
-/* How long @c's data may wait for an acknowledgment: twice the
- * session's smoothed round trip (FEC keeps it, from TCP timestamps), at
- * least FTV_FLOW_STALL_MIN_MS, plus the time the peer takes to give up a
- * gap that a loss left in its view of our stream (it cannot acknowledge
- * past the gap before: faketcp.c) and to send the acknowledgment on its
- * tick, and our own tick's to see it.
+/* A round trip from a keepalive's echo: our clock now, less the echoed
+ * time, less what the peer held it. Only sealed numbers go into it.
+ */
+static void flow_ack_rtt(struct ftv_conn *conn, const struct ftv_msg_ack *msg)
+{
+	struct ftv_session *s = conn->session;
+	u32 echo = le32_to_cpu(msg->echo), held = le32_to_cpu(msg->held);
+	u32 rtt, srtt;
+
+	if (!echo || held > FTV_FLOW_ECHO_MAX_MS)
+		return;
+	rtt = ftv_conn_tsval(conn) - echo - held;
+	if (rtt > FTV_FLOW_ECHO_MAX_MS)
+		return;
+	srtt = READ_ONCE(s->ack_srtt_ms);
+	/* 0 means none: a round trip under a millisecond counts as one. */
+	rtt = max(rtt, 1U);
+	WRITE_ONCE(s->ack_srtt_ms, srtt ? (7 * srtt + rtt) / 8 : rtt);
+}
+
+/**
+ * ftv_flow_ack_received - a keepalive of the peer's opened on @conn
+ * @conn: the connection, from its session's serial receive step
+ * @msg: what it says
+ *
+ * It says which of our messages arrived on @conn, and gives a round trip
+ * sample: what the initiator's stall verdict is made of. One that asks
+ * is answered at once, on @conn: the peer waits for it, and this end's
+ * tick may not run (a responder whose joins never came up).
+ */
+void ftv_flow_ack_received(struct ftv_conn *conn, const struct ftv_msg_ack *msg)
+{
+	u64 high = le64_to_cpu(msg->high);
+	unsigned long now = jiffies;
+
+	/* Never past what went: a report beyond it is no evidence. */
+	high = min_t(u64, high, atomic64_read(&conn->session->send_counter));
+	if (high > READ_ONCE(conn->acked_high)) {
+		WRITE_ONCE(conn->acked_high, high);
+		WRITE_ONCE(conn->reported_since, now);
+		if (READ_ONCE(conn->session->acked_at) != now)
+			WRITE_ONCE(conn->session->acked_at, now);
+	}
+	flow_ack_rtt(conn, msg);
+	WRITE_ONCE(conn->ack_echo, le32_to_cpu(msg->tsval) ?: 1);
+	WRITE_ONCE(conn->ack_echo_at, now);
+	if ((msg->flags & FTV_ACK_F_ASK) &&
+	    READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED &&
+	    ftv_flow_may_send(conn, 0))
+		ftv_send_keepalive(conn);
+}
+
+/* How long @c's data may wait for the peer's report: twice the session's
+ * smoothed round trip (flow_srtt_ms()), at least FTV_FLOW_STALL_MIN_MS,
+ * plus the peer's tick, on which it reports, and our own to see it, and
+ * FTV_TCP_GAP_MS more: until 2026-12-02 the verdict waited for TCP
+ * acknowledgments, which wait that long past a gap (faketcp.c), and a
+ * report is not let come any sooner to be judged.
  */
 static unsigned long flow_patience(const struct ftv_conn *c)
 {
-	u32 ms = 2 * ftv_fec_srtt_ms(&c->session->fec);
+	u32 ms = 2 * flow_srtt_ms(c->session);
 
 	return msecs_to_jiffies(max_t(u32, ms, FTV_FLOW_STALL_MIN_MS) +
 				FTV_TCP_GAP_MS + 2 * FTV_FLOW_CHECK_MS);
@@ -279,8 +356,8 @@ static unsigned long flow_patience(const struct ftv_conn *c)
 static bool flow_unanswered(const struct ftv_conn *c, unsigned long now,
 			    unsigned long wait)
 {
-	return flow_waiting(c) &&
-	       time_after(now, READ_ONCE(c->una_since) + wait);
+	return flow_unreported(c) &&
+	       time_after(now, READ_ONCE(c->reported_since) + wait);
 }
 
 /* Ask the peer, with a keepalive on @c, to acknowledge what it got there;
@@ -288,23 +365,32 @@ static bool flow_unanswered(const struct ftv_conn *c, unsigned long now,
  */
 static void flow_probe(struct ftv_conn *c, unsigned long now)
 {
-	if (!time_after(READ_ONCE(c->probed_at), READ_ONCE(c->una_since)))
+	if (!time_after(READ_ONCE(c->probed_at), READ_ONCE(c->reported_since)))
 		WRITE_ONCE(c->probed_at, now);
-	ftv_send_keepalive(c);
+	ftv_send_ask(c);
 }
 
-/* Whether @c's data has waited past its patience, counted from the first
- * keepalive that asked for it: a policer that dropped the tail of what @c
- * carried leaves the peer no gap to give up, and so nothing to answer,
- * until that keepalive shows it one.
+/* Whether @c's data has waited past its patience for the peer's report,
+ * counted from the first keepalive that asked for it: a policer that
+ * dropped the tail of what @c carried leaves the peer nothing new to
+ * report until that keepalive arrives.
  */
 static bool flow_overdue(const struct ftv_conn *c, unsigned long now)
 {
 	unsigned long probed = READ_ONCE(c->probed_at);
 
-	return flow_waiting(c) &&
-	       time_after(probed, READ_ONCE(c->una_since)) &&
+	return flow_unreported(c) &&
+	       time_after(probed, READ_ONCE(c->reported_since)) &&
 	       time_after(now, probed + flow_patience(c));
+}
+
+/* Whether @c owes the peer a report: a message of its opened there since
+ * the last one, other than a keepalive that asked nothing (or reports
+ * would answer reports, on every connection, for ever).
+ */
+static bool flow_report_due(const struct ftv_conn *c)
+{
+	return READ_ONCE(c->report_due);
 }
 
 /* The budget the initiator gives its connections now: 0 for none. */
@@ -348,10 +434,26 @@ void ftv_flow_established(struct ftv_conn *conn)
 
 	WRITE_ONCE(conn->snd_start, (u32)atomic_read(&conn->snd_nxt));
 	WRITE_ONCE(conn->rcv_start, ftv_faketcp_rcv_nxt(&conn->rcv));
+	WRITE_ONCE(conn->rx_auth_start, READ_ONCE(conn->rx_auth));
 	WRITE_ONCE(conn->heard_at, jiffies);
+	WRITE_ONCE(conn->reported_since, jiffies);
 	if (!conn->is_initiator)
 		WRITE_ONCE(conn->budget, READ_ONCE(conn->peer->budget_told));
 	if (flow_watched(conn) && !timer_pending(&s->flow_timer))
+		mod_timer(&s->flow_timer,
+			  jiffies + msecs_to_jiffies(FTV_FLOW_CHECK_MS));
+}
+
+/**
+ * ftv_flow_watch - have the session's tick run within a check
+ * @s: a session, held by the caller, that has work for it (a join to
+ *	open again that was held back)
+ *
+ * It runs once at least, and on for as long as it has work.
+ */
+void ftv_flow_watch(struct ftv_session *s)
+{
+	if (!timer_pending(&s->flow_timer))
 		mod_timer(&s->flow_timer,
 			  jiffies + msecs_to_jiffies(FTV_FLOW_CHECK_MS));
 }
@@ -503,11 +605,11 @@ static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
 {
 	ftv_dev_dbg_ratelimited(c->device->dev, "peer %llu: connection %u stalled: data unanswered %u ms, asked %u ms ago, last heard %u ms ago, %u bytes on its way, %u received, srtt %u ms\n",
 				c->peer->internal_id, c->join_index,
-				jiffies_to_msecs(now - READ_ONCE(c->una_since)),
+				jiffies_to_msecs(now - READ_ONCE(c->reported_since)),
 				jiffies_to_msecs(now - READ_ONCE(c->probed_at)),
 				jiffies_to_msecs(now - READ_ONCE(c->heard_at)),
 				flow_load(c), ftv_flow_received(c),
-				ftv_fec_srtt_ms(&c->session->fec));
+				flow_srtt_ms(c->session));
 }
 
 /**
@@ -520,9 +622,13 @@ static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
 void ftv_flow_check(struct timer_list *timer)
 {
 	struct ftv_session *s = from_timer(s, timer, flow_timer);
-	struct ftv_conn *c, *stalled[FTV_SESSION_FLOWS];
+	struct ftv_conn *c, *c_any = NULL, *stalled[FTV_SESSION_FLOWS];
 	unsigned int i, up = 0, n = 0;
 	unsigned long now = jiffies, wait = flow_suspect_wait(s);
+	/* A peer that predates reports is judged by nothing here: its
+	 * data would always look unreported.
+	 */
+	bool reports = READ_ONCE(s->peer_reports);
 	bool watched = false, late;
 	u32 carried = 0;
 
@@ -534,16 +640,22 @@ void ftv_flow_check(struct timer_list *timer)
 		c = rcu_dereference_bh(s->up[i]);
 		if (!c)
 			continue;
+		c_any = c;
 		watched |= flow_watched(c);
 		/* The peer's last data may have come past a loss. */
 		if (ftv_faketcp_rcv_expire(&c->rcv, now))
 			WRITE_ONCE(c->owes, true);
+		/* Every connection has its budget, one that is overdue too:
+		 * until 2026-12-02 an overdue one was given none, and the
+		 * responder sent on it without a limit while the verdict
+		 * waited.
+		 */
 		if (c->is_initiator && !READ_ONCE(c->stalled)) {
 			up++;
-			if (!late && flow_overdue(c, now))
+			flow_budgets(c, flow_budget(c->peer));
+			if (reports && !late && !READ_ONCE(c->spent) &&
+			    flow_overdue(c, now))
 				stalled[n++] = c;
-			else
-				flow_budgets(c, flow_budget(c->peer));
 		}
 		/* A keepalive acknowledges what @c owes; on one whose data
 		 * waits unanswered, it also asks. If a policer dropped only
@@ -553,9 +665,9 @@ void ftv_flow_check(struct timer_list *timer)
 		 */
 		if (!ftv_flow_may_send(c, 0))
 			continue;
-		if (flow_unanswered(c, now, wait))
+		if (reports && flow_unanswered(c, now, wait))
 			flow_probe(c, now);
-		else if (READ_ONCE(c->owes))
+		else if (READ_ONCE(c->owes) || flow_report_due(c))
 			ftv_send_keepalive(c);
 	}
 	/* One connection stalled while others were answered: a censor cut
@@ -578,6 +690,11 @@ void ftv_flow_check(struct timer_list *timer)
 	}
 	if (carried)
 		flow_learn(stalled[0]->peer, carried);
+	/* A join wanted and held back to keep to the peer's rate. */
+	if (READ_ONCE(s->joins_deferred) && c_any) {
+		WRITE_ONCE(s->joins_deferred, false);
+		ftv_timers_want_connection(c_any->peer);
+	}
 	rcu_read_unlock_bh();
 	if (watched)
 		mod_timer(&s->flow_timer,

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 struct ftv_conn;
+struct ftv_msg_ack;
 struct ftv_session;
 struct timer_list;
 
@@ -46,14 +47,22 @@ enum ftv_flow_limits {
 	 * of the last comes after about as many bytes.
 	 */
 	FTV_FLOW_FREEZE_WINDOW_S = 60,
+	/* A keepalive's echo held longer than this, or a round trip from
+	 * one longer than this, is no round trip sample (FEC's bound on
+	 * the timestamps' samples too).
+	 */
+	FTV_FLOW_ECHO_MAX_MS = 10000,
 };
 
 struct ftv_conn *ftv_flow_pick(struct ftv_conn *conn, unsigned int len);
 bool ftv_flow_may_send(const struct ftv_conn *c, unsigned int len);
-bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len);
-void ftv_flow_data_sent(struct ftv_conn *conn);
-void ftv_flow_acked(struct ftv_conn *conn);
+bool ftv_flow_repairs_fit(const struct ftv_conn *c, unsigned int len, u8 k,
+			  u8 m);
+void ftv_flow_data_sent(struct ftv_conn *conn, u64 end);
+void ftv_flow_ack_fill(struct ftv_conn *conn, struct ftv_msg_ack *msg);
+void ftv_flow_ack_received(struct ftv_conn *conn, const struct ftv_msg_ack *msg);
 void ftv_flow_established(struct ftv_conn *conn);
+void ftv_flow_watch(struct ftv_session *s);
 unsigned int ftv_flow_unusable(struct ftv_session *s);
 u32 ftv_flow_received(const struct ftv_conn *c);
 void ftv_flow_budget_given(struct ftv_conn *conn, u32 index, u32 budget);

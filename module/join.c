@@ -204,6 +204,28 @@ static void take_slot(struct ftv_join_window *w, struct ftv_join_entry *e)
 }
 
 /**
+ * ftv_join_check - what taking the token a SYN carries would find
+ * @entry: what ftv_join_lookup() found
+ * @token: the SYN's token
+ *
+ * Call with the lock of @entry's window held; nothing changes.
+ *
+ * Return: FTV_JOIN_OK if it is expected, FTV_JOIN_REPLAYED for a token
+ * taken before, or FTV_JOIN_UNKNOWN if the slot has moved on since it was
+ * found.
+ */
+enum ftv_join_result ftv_join_check(const struct ftv_join_entry *entry,
+				    u64 token)
+{
+	const struct ftv_join_window *w = entry->window;
+
+	lockdep_assert_held(w->lock);
+	if (!w->live || !entry->hashed || entry->token != token)
+		return FTV_JOIN_UNKNOWN;
+	return entry->used ? FTV_JOIN_REPLAYED : FTV_JOIN_OK;
+}
+
+/**
  * ftv_join_take - take the token a SYN carries, if it is still expected
  * @entry: what ftv_join_lookup() found
  * @token: the SYN's token
@@ -212,20 +234,17 @@ static void take_slot(struct ftv_join_window *w, struct ftv_join_entry *e)
  * Call with the lock of @entry's window held. Numbers below the one taken
  * are given up: the initiator never goes back.
  *
- * Return: FTV_JOIN_OK, FTV_JOIN_REPLAYED for a token taken before, or
- * FTV_JOIN_UNKNOWN if the slot has moved on since it was found.
+ * Return: as ftv_join_check(); the token is taken if FTV_JOIN_OK.
  */
 enum ftv_join_result ftv_join_take(struct ftv_join_entry *entry, u64 token,
 				   u32 *index)
 {
+	enum ftv_join_result found = ftv_join_check(entry, token);
 	struct ftv_join_window *w = entry->window;
 	unsigned int i;
 
-	lockdep_assert_held(w->lock);
-	if (!w->live || !entry->hashed || entry->token != token)
-		return FTV_JOIN_UNKNOWN;
-	if (entry->used)
-		return FTV_JOIN_REPLAYED;
+	if (found != FTV_JOIN_OK)
+		return found;
 	*index = entry->index;
 	take_slot(w, entry);
 	w->next = *index + 1;

@@ -31,6 +31,19 @@ enum ftv_join_limits {
 	FTV_JOINS_MAX = 16,
 	/* Connections that can carry one session at once. */
 	FTV_SESSION_FLOWS = FTV_JOINS_MAX + 1,
+	/* Joins one peer opens a second, and at once past that: the
+	 * initiator keeps to it, the responder takes twice the burst (the
+	 * path may bunch SYNs up) and refuses the rest.
+	 */
+	FTV_JOIN_RATE = 50,
+	FTV_JOIN_BURST = 16,
+	/* Connections of one peer that are retired or linger at once; one
+	 * more retires the oldest early (conn.c). More than the joins a
+	 * peer may open in the FTV_RETIRED_KEYS_MS that a retired
+	 * connection still opens what was on its way (15 s at
+	 * FTV_JOIN_RATE), so that the one that goes has lingered already.
+	 */
+	FTV_PEER_RETIRED_MAX = 1024,
 };
 
 /* What ftv_join_take() found. */
@@ -94,6 +107,8 @@ int ftv_join_window_start(struct ftv_join_window *w, struct rhashtable *table,
 			  spinlock_t *lock, const siphash_key_t *key);
 void ftv_join_window_stop(struct ftv_join_window *w);
 struct ftv_join_entry *ftv_join_lookup(struct rhashtable *table, u64 token);
+enum ftv_join_result ftv_join_check(const struct ftv_join_entry *entry,
+				    u64 token);
 enum ftv_join_result ftv_join_take(struct ftv_join_entry *entry, u64 token,
 				   u32 *index);
 

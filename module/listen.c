@@ -18,6 +18,8 @@
 #include "timers.h"
 #include "token.h"
 
+#include <linux/delay.h>
+#include <linux/moduleparam.h>
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -81,37 +83,50 @@ static void answer_syn(struct ftv_device *fdev, const struct ftv_segment *seg)
 	ftv_send_synack(fdev, &seg->tuple, &params);
 }
 
-/**
- * ftv_listen_receive - a segment the listen port claimed
- * @fdev: the device
- * @skb: the segment; consumed
- * @seg: what ftv_listen_claims() parsed of it
- *
- * A SYN is answered at once, without state; an initiation (on the tuple
- * our SYN-ACK's cookie names) is queued for the handshake worker, within
+/* A SYN whose token is valid, and new. */
+static bool syn_claimed(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	struct ftv_identity *identity = rcu_dereference(fdev->identity);
+	struct ftv_token_cache *cache;
+	u32 step;
+
+	/* Pairs with the release in ftv_token_cache_enable(). */
+	cache = smp_load_acquire(&fdev->token_cache);
+	return seg->opts.has_ts && identity && cache &&
+	       ftv_token_check(fdev, identity, seg->seq, seg->opts.tsval,
+			       &step) &&
+	       !ftv_token_cache_seen(cache, seg->seq, seg->opts.tsval, step);
+}
+
+/*
+ * A SYN: one that joins a session is taken and answered by the session
+ * it names (conn.c), one with a valid, new token is answered without
+ * state. Return: whether it was taken; the rest is the host's, which
+ * answers as it would any SYN, and the count shows the probing.
+ */
+static bool listen_syn(struct ftv_device *fdev, const struct ftv_segment *seg)
+{
+	if (ftv_conn_join_take(fdev, seg))
+		return true;
+	if (!syn_claimed(fdev, seg)) {
+		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_SYN_REFUSED);
+		return false;
+	}
+	answer_syn(fdev, seg);
+	return true;
+}
+
+/*
+ * The initiator's ACK, or its initiation, on the tuple our SYN-ACK's
+ * cookie names: an initiation is queued for the handshake worker, within
  * the handshake rate limit.
  */
-void ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
-			const struct ftv_segment *seg)
+static void listen_ack(struct ftv_device *fdev, struct sk_buff *skb,
+		       const struct ftv_segment *seg)
 {
-	if ((seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) ==
-	    TCPHDR_SYN) {
-		/* A join's SYN is answered, or dropped, by the session it
-		 * names; an opener's is answered without state.
-		 */
-		if (!ftv_conn_join_accept(fdev, seg))
-			answer_syn(fdev, seg);
+	if (!seg->payload_len) {
+		/* The initiator's ACK: nothing to do. */
 		consume_skb(skb);
-		return;
-	}
-	if (!seg->payload_len || (seg->flags & (TCPHDR_SYN | TCPHDR_RST))) {
-		/* The initiator's ACK, or noise: nothing to do. */
-		consume_skb(skb);
-		return;
-	}
-	if (!(seg->flags & TCPHDR_ACK) || !cookie_valid(fdev, seg)) {
-		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_NO_SESSION);
-		kfree_skb(skb);
 		return;
 	}
 	if (!ftv_ratelimiter_allow(&fdev->ratelimiter, &seg->tuple.remote)) {
@@ -128,52 +143,40 @@ void ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
 	queue_work(ftv_wq, &fdev->handshake_work);
 }
 
-/* A SYN whose token is valid, and new. */
-static bool syn_claimed(struct ftv_device *fdev, const struct ftv_segment *seg)
-{
-	struct ftv_identity *identity = rcu_dereference(fdev->identity);
-	struct ftv_token_cache *cache;
-	u32 step;
-
-	/* Pairs with the release in ftv_token_cache_enable(). */
-	cache = smp_load_acquire(&fdev->token_cache);
-	return seg->opts.has_ts && identity && cache &&
-	       ftv_token_check(fdev, identity, seg->seq, seg->opts.tsval,
-			       &step) &&
-	       !ftv_token_cache_seen(cache, seg->seq, seg->opts.tsval, step);
-}
-
 /**
- * ftv_listen_claims - whether a segment to the listen port is ftv's
+ * ftv_listen_receive - a segment to the listen port, of no connection
  * @fdev: the device
- * @skb: a segment to its listen port, of no connection
+ * @skb: the segment; consumed if taken
  * @seg: from ftv_segment_parse(); the rest is parsed here
  * @thoff: its TCP header's offset
  * @state: the hook's state
  *
- * Only a SYN whose token (token.c) is valid and new, or that joins a
- * session (join.c), and the initiator's segments that carry our
- * SYN-ACK's cookie. Everything else is the host's,
- * checksum failures included: a prober finds whatever the host runs on
- * the port, or a closed port, as anywhere else.
+ * ftv takes only a SYN that joins a session (join.c) or whose token
+ * (token.c) is valid and new, and the initiator's segments that carry
+ * our SYN-ACK's cookie. Everything else is the host's, checksum failures
+ * included: a prober finds whatever the host runs on the port, or a
+ * closed port, as anywhere else. Each SYN is judged once, here, so that
+ * what ftv does not take is what the host answers.
  *
- * Return: true if ftv takes it (ftv_listen_receive()).
+ * Return: true if ftv took it (NF_STOLEN); false leaves it to the host.
  */
-bool ftv_listen_claims(struct ftv_device *fdev, struct sk_buff *skb,
-		       struct ftv_segment *seg, unsigned int thoff,
-		       const struct nf_hook_state *state)
+bool ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
+			struct ftv_segment *seg, unsigned int thoff,
+			const struct nf_hook_state *state)
 {
 	if (skb_is_gso(skb) || ftv_segment_check(skb, seg, thoff, state))
 		return false;
 	switch (seg->flags & (TCPHDR_SYN | TCPHDR_ACK | TCPHDR_RST)) {
 	case TCPHDR_SYN:
-		if (ftv_conn_join_expected(fdev, seg) || syn_claimed(fdev, seg))
-			return true;
-		/* The host answers it; the count shows the probing. */
-		ftv_drops_inc(&fdev->drops, FTV_DROPS_A_SYN_REFUSED);
-		return false;
+		if (!listen_syn(fdev, seg))
+			return false;
+		consume_skb(skb);
+		return true;
 	case TCPHDR_ACK:
-		return cookie_valid(fdev, seg);
+		if (!cookie_valid(fdev, seg))
+			return false;
+		listen_ack(fdev, skb, seg);
+		return true;
 	default:
 		return false;
 	}
@@ -269,6 +272,33 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	return conn;
 }
 
+#ifdef DEBUG
+/*
+ * Debug builds let a test have the handshake worker wait, up to this
+ * long, for a join's SYN held between finding its token and taking it
+ * (conn.c, join_take_delay_ms) before it installs a session: what a
+ * join may meet published in between is then made to happen.
+ */
+static unsigned int handshake_hold_ms;
+module_param(handshake_hold_ms, uint, 0644);
+MODULE_PARM_DESC(handshake_hold_ms,
+		 "Wait up to this long for a held join SYN before installing");
+
+static void debug_handshake_hold(void)
+{
+	unsigned int waited = 0, ms = min(READ_ONCE(handshake_hold_ms), 10000U);
+
+	while (waited < ms && !ftv_conn_debug_join_held()) {
+		msleep(20);
+		waited += 20;
+	}
+}
+#else
+static inline void debug_handshake_hold(void)
+{
+}
+#endif
+
 /* Responder: authenticate an initiation, answer it, install the session. */
 static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 {
@@ -288,6 +318,7 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	conn = make_responder(fdev, peer, &seg, &hs, resp, &resp_len);
 	if (!conn)
 		goto out;
+	debug_handshake_hold();
 	/* Once installed, @conn is only used under RCU: a newer session or
 	 * the peer's removal may free it as soon as the peer's lock is
 	 * dropped.

@@ -46,12 +46,17 @@ struct ftv_msg_resp {
 
 /* Every later payload: a counter that is also the nonce, masked with a
  * keyed hash of the sealed bytes, then the sealed IP packet (or, for a
- * keepalive, zero bytes of padding).
+ * keepalive, struct ftv_msg_ack and zero padding). On a join (a
+ * connection numbered n >= 1 in its session) the associated data is
+ * le64(n); on the session's opener there is none (crypto.c).
  */
 struct ftv_msg_data {
 	__le64 counter;
 	u8 sealed[];
 } __packed;
+
+/* The associated data sits where the counter goes, while it is sealed. */
+#define FTV_BIND_SIZE sizeof_field(struct ftv_msg_data, counter)
 
 /*
  * A sealed plaintext that is not an IP packet starts with a byte below
@@ -75,6 +80,9 @@ enum ftv_control_type {
 	FTV_CONTROL_PROBE_TELL = 0x07,	/* struct ftv_msg_probe_tell, zero
 					 * padding
 					 */
+	FTV_CONTROL_ACK = 0x08,		/* struct ftv_msg_ack, zero padding:
+					 * a keepalive
+					 */
 };
 
 /* What the sender of a struct ftv_msg_hello can do. */
@@ -90,6 +98,13 @@ enum ftv_hello_flags {
 					 * shaped or not, and answers each
 					 * join it takes with a message at
 					 * once (send.c)
+					 */
+	FTV_HELLO_F_BOUND = 0x08,	/* seals a join's messages bound to
+					 * its number (crypto.c), brings a
+					 * join up only once its SYN-ACK is
+					 * acknowledged, and sends struct
+					 * ftv_msg_ack (flow.c): joins are
+					 * opened only with such a peer
 					 */
 };
 
@@ -166,6 +181,28 @@ struct ftv_msg_probe_tell {
 } __packed;
 
 /*
+ * A keepalive: what its sender has of the connection it is sealed for,
+ * which neither end takes from the TCP header, where anyone on the path
+ * could change it. @high is one past the greatest counter of the peer's
+ * that opened on this connection (0: none yet); @tsval its sender's clock
+ * in milliseconds; @echo the @tsval of the peer's last keepalive that
+ * came on it (0: none), which arrived @held milliseconds ago. The peer's
+ * round trip is its clock now, less @echo, less @held (flow.c). @flags
+ * (enum ftv_ack_flags) says whether it asks for an answer, which then
+ * goes at once; every other message but a keepalive gets one on the
+ * receiver's next tick.
+ */
+struct ftv_msg_ack {
+	u8 type;
+	u8 flags;
+	u8 zero[2];
+	__le32 tsval;
+	__le32 echo;
+	__le32 held;
+	__le64 high;
+} __packed;
+
+/*
  * A repair message of a group of @data messages and @repair repair
  * messages: repair block @index of the group, whose data messages have the
  * @data counters just before this group's first repair message.
@@ -184,6 +221,11 @@ struct ftv_msg_loss {
 	u8 zero[3];
 	__be32 loss_ppm;
 } __packed;
+
+/* What a struct ftv_msg_ack asks. */
+enum ftv_ack_flags {
+	FTV_ACK_F_ASK = 0x01,		/* report what came here, now */
+};
 
 enum ftv_message_limits {
 	FTV_HANDSHAKE_PAD_MIN = 8,

@@ -1565,6 +1565,10 @@ static int probe_join(struct ftv_peer *peer,
 		NL_SET_ERR_MSG_MOD(extack,
 				   "the session takes no more joins (it has all the peer takes, or lost 16 in a row)");
 		break;
+	case -EAGAIN:
+		NL_SET_ERR_MSG_MOD(extack,
+				   "joins open at most 50 a second: try again");
+		break;
 	case -ERANGE:
 		NL_SET_ERR_MSG_ATTR(extack, tb[FTV_PROBE_A_INDEX],
 				    "the peer has no endpoint of that number");

@@ -54,8 +54,8 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
 		WRITE_ONCE(conn->owes, true);
 	if (READ_ONCE(conn->heard_at) != now)
 		WRITE_ONCE(conn->heard_at, now);
-	if ((seg->flags & TCPHDR_ACK) && ftv_conn_acked(conn, seg->ack))
-		ftv_flow_acked(conn);
+	if (seg->flags & TCPHDR_ACK)
+		ftv_conn_acked(conn, seg->ack);
 	if (seg->opts.has_ts)
 		atomic_set(&conn->ts_recent, seg->opts.tsval);
 }
@@ -67,10 +67,18 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
  */
 static void maybe_ack(struct ftv_conn *conn)
 {
+	/* A join that has not acknowledged its SYN-ACK gets nothing more:
+	 * its address may not be the peer's (ftv_conn_join_up()).
+	 */
 	if (ftv_faketcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) <
-	    FTV_ACK_EVERY_BYTES)
+	    FTV_ACK_EVERY_BYTES ||
+	    READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED)
 		return;
-	if (!READ_ONCE(conn->session->joins_up) && !READ_ONCE(conn->budget))
+	/* A probe's padding goes only where it is acknowledged in
+	 * authenticated segments (probe.c): a sealed one here too.
+	 */
+	if (!READ_ONCE(conn->session->joins_up) && !READ_ONCE(conn->budget) &&
+	    !READ_ONCE(conn->peer->probe.padding_asked))
 		ftv_send_ack(conn);
 	else if (ftv_flow_may_send(conn, 0))
 		ftv_send_keepalive(conn);
@@ -276,7 +284,7 @@ static enum ftv_open_result open_segment(struct ftv_conn *conn,
 	/* The AEAD request is the CPU's own: no softirq may take it. */
 	local_bh_disable();
 	ret = ftv_crypto_open(conn->session->recv_tfm, counter, msg->sealed,
-			      sealed_len);
+			      sealed_len, conn->join_index);
 	local_bh_enable();
 	if (unlikely(ret))
 		return FTV_OPEN_BAD_AUTH;
@@ -320,6 +328,13 @@ static void rebuilt(void *arg, u64 counter, struct sk_buff *skb)
 	ftv_session_deliver(to->conn->session, counter, skb, to->deliver);
 }
 
+/* A message opened on @conn that the peer wants to hear of (flow.c). */
+static void report_due(struct ftv_conn *conn)
+{
+	if (!READ_ONCE(conn->report_due))
+		WRITE_ONCE(conn->report_due, true);
+}
+
 /* An opened message that carries no packet (enum ftv_control_type). */
 static void accept_control(struct ftv_conn *conn, u64 counter,
 			   struct sk_buff *skb, struct sk_buff_head *deliver)
@@ -333,6 +348,12 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 	 */
 	WRITE_ONCE(conn->rx_sealed, conn->rx_sealed + skb->len +
 		   FTV_DATA_OVERHEAD);
+	/* Reported on our next tick, but for a keepalive: it says whether
+	 * it asks (ftv_flow_ack_received()), or reports would answer
+	 * reports for ever.
+	 */
+	if (type != FTV_CONTROL_ACK)
+		report_due(conn);
 
 	if (type == FTV_CONTROL_REPAIR) {
 		ftv_fec_rebuild(&conn->session->fec,
@@ -340,6 +361,9 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 				rebuilt, &to);
 	} else if (type == FTV_CONTROL_LOSS) {
 		ftv_fec_loss_report(&conn->session->fec, skb);
+	} else if (type == FTV_CONTROL_ACK &&
+		   skb->len >= sizeof(struct ftv_msg_ack)) {
+		ftv_flow_ack_received(conn, (struct ftv_msg_ack *)skb->data);
 	} else if (type == FTV_CONTROL_HELLO) {
 		ftv_fec_hello(&conn->session->fec, skb);
 		if (skb->len >= sizeof(struct ftv_msg_hello) &&
@@ -347,7 +371,15 @@ static void accept_control(struct ftv_conn *conn, u64 counter,
 		    !READ_ONCE(conn->session->peer_reads_openings))
 			WRITE_ONCE(conn->session->peer_reads_openings, true);
 		if (skb->len >= sizeof(struct ftv_msg_hello) &&
-		    (skb->data[1] & FTV_HELLO_F_JOINS))
+		    (skb->data[1] & FTV_HELLO_F_BOUND) &&
+		    !READ_ONCE(conn->session->peer_reports))
+			WRITE_ONCE(conn->session->peer_reports, true);
+		/* Joins only with a peer that binds them to their numbers:
+		 * an older one's would not open here, nor ours there.
+		 */
+		if (skb->len >= sizeof(struct ftv_msg_hello) &&
+		    (skb->data[1] & FTV_HELLO_F_JOINS) &&
+		    (skb->data[1] & FTV_HELLO_F_BOUND))
 			ftv_conn_peer_joins(conn);
 	} else if (type == FTV_CONTROL_JOIN_GONE &&
 		   skb->len >= sizeof(struct ftv_msg_join_gone)) {
@@ -404,7 +436,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	if (unlikely(!READ_ONCE(conn->session->confirmed)))
 		ftv_peer_confirm(peer, conn);
 	if (unlikely(READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED))
-		ftv_conn_join_up(conn);
+		ftv_conn_join_up(conn, cb->rx.flags, cb->rx.ack);
 	else if (unlikely(READ_ONCE(conn->answer_due) &&
 			  READ_ONCE(conn->opening)))
 		ftv_conn_probe_join_up(conn);
@@ -422,6 +454,10 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	seg.opts.has_ts = cb->rx.has_ts;
 	seg.opts.tsval = cb->rx.tsval;
 	ftv_open_track(conn, &seg);
+	/* What came, by what authenticated, not by what the header says. */
+	WRITE_ONCE(conn->rx_auth, conn->rx_auth + seg.payload_len);
+	if (counter >= conn->rx_high)
+		WRITE_ONCE(conn->rx_high, counter + 1);
 	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
 	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
 	if (!skb->len || !(skb->data[0] >> 4)) {
@@ -429,9 +465,12 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		accept_control(conn, counter, skb, deliver);
 		return false;
 	}
-	/* What we send on @conn next acknowledges it (flow.c). */
+	/* What we send on @conn next acknowledges it, and our next
+	 * keepalive there reports it (flow.c).
+	 */
 	if (!READ_ONCE(conn->owes))
 		WRITE_ONCE(conn->owes, true);
+	report_due(conn);
 	ftv_fec_keep(&conn->session->fec, counter, skb, rebuilt, &to);
 	if (!ready_inner(conn, skb))
 		skb = NULL;

@@ -47,6 +47,7 @@ struct ftv_peer *ftv_peer_create(struct ftv_device *fdev,
 	spin_lock_init(&peer->lock);
 	INIT_LIST_HEAD(&peer->allowedips_list);
 	INIT_LIST_HEAD(&peer->conns);
+	INIT_LIST_HEAD(&peer->retired);
 	ftv_peer_set_fec(peer, FTV_FEC_AUTO, 0, 0);
 	ftv_peer_set_flows(peer, 1);
 	ftv_peer_set_rotate(peer, FTV_ROTATE_AUTO);

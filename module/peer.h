@@ -135,6 +135,14 @@ struct ftv_endpoints {
  * @froze_at: jiffies of @froze_after
  * @budget_told: responder: the budget the initiator last gave a
  *	connection, for the connections it has not given one yet (flow.c)
+ * @retired: of @conns, those retired or lingering, in the order they
+ *	retired, under the device's conn_lock; at most
+ *	FTV_PEER_RETIRED_MAX (conn.c)
+ * @conns_retired: how many, likewise
+ * @join_tat: responder: when the peer's rate of joins is whole again
+ *	(conn.c, FTV_JOIN_RATE), under the device's conn_lock
+ * @join_open_tat: initiator: likewise for the joins this end opens,
+ *	under @lock
  * @last_handshake: wall-clock seconds of the last completed handshake
  * @drops: drops attributed to this peer
  * @reset_seen: the last RST or FIN ignored on one of its connections:
@@ -190,6 +198,10 @@ struct ftv_peer {
 	u32 froze_after;
 	unsigned long froze_at;
 	u32 budget_told;
+	struct list_head retired;
+	unsigned int conns_retired;
+	u64 join_tat;
+	u64 join_open_tat;
 	time64_t last_handshake;
 	struct ftv_drops drops;
 	u64 reset_seen;

@@ -429,17 +429,41 @@ static u32 probe_pad_due_locked(struct ftv_probe *probe)
 	return due;
 }
 
-/* The connections padding for @index goes on: that one, or every one
- * that is up for FTV_PROBE_INDEX_ALL. Under RCU (BH flavour). Return:
- * how many.
+/* Whether padding may go on @c: the peer answers there. Padding is the
+ * one thing this end sends on its peer's asking, up to
+ * FTV_PROBE_MAX_RATE; what stopped acknowledging it, whatever the
+ * reason, gets no more than FTV_PROBE_UNACKED_MAX.
+ */
+static bool probe_pad_answered(const struct ftv_conn *c)
+{
+	u32 unacked = (u32)atomic_read(&c->snd_nxt) -
+		      (u32)atomic_read(&c->snd_una);
+
+	return !unacked ||
+	       (unacked <= FTV_PROBE_UNACKED_MAX &&
+		time_before(jiffies, READ_ONCE(c->heard_at) +
+			    msecs_to_jiffies(FTV_PROBE_HEARD_MS)));
+}
+
+/* The connections padding for @index goes on now: that one, or every one
+ * that is up for FTV_PROBE_INDEX_ALL, so long as the peer answers there.
+ * Under RCU (BH flavour). Return: how many.
  */
 static unsigned int probe_pad_conns(struct ftv_peer *peer, u32 index,
 				    struct ftv_conn **conns)
 {
-	if (index == FTV_PROBE_INDEX_ALL)
-		return probe_up(peer, conns);
-	conns[0] = probe_conn(peer, index);
-	return conns[0] ? 1 : 0;
+	unsigned int i, n, ok = 0;
+
+	if (index == FTV_PROBE_INDEX_ALL) {
+		n = probe_up(peer, conns);
+	} else {
+		conns[0] = probe_conn(peer, index);
+		n = conns[0] ? 1 : 0;
+	}
+	for (i = 0; i < n; i++)
+		if (probe_pad_answered(conns[i]))
+			conns[ok++] = conns[i];
+	return ok;
 }
 
 static void probe_pad_work(struct work_struct *work)

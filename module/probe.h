@@ -30,6 +30,12 @@ enum ftv_probe_limits {
 	FTV_PROBE_BURST = 65536,
 	/* The probe's joins that came up, remembered by number: the last. */
 	FTV_PROBE_JOINS = 16,
+	/* Padding goes only on a connection whose peer acknowledged all
+	 * that went on it, or all but this much and was heard within this
+	 * long: one whose peer stopped answering gets no more than that.
+	 */
+	FTV_PROBE_HEARD_MS = 1000,
+	FTV_PROBE_UNACKED_MAX = 2 << 20,
 };
 
 /**

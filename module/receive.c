@@ -90,15 +90,12 @@ static void receive_segment(struct ftv_device *fdev, struct ftv_conn *conn,
 			    unsigned int thoff,
 			    const struct nf_hook_state *state)
 {
-	struct ftv_drops *drops = conn ? &conn->peer->drops : &fdev->drops;
-
 	if (ftv_segment_check(skb, seg, thoff, state)) {
-		ftv_drops_skb(drops, FTV_DROPS_A_MALFORMED, fdev->dev, skb);
+		ftv_drops_skb(&conn->peer->drops, FTV_DROPS_A_MALFORMED,
+			      fdev->dev, skb);
 		return;
 	}
-	if (!conn)
-		ftv_listen_receive(fdev, skb, seg);
-	else if (receive_conn(conn, skb, seg))
+	if (receive_conn(conn, skb, seg))
 		ftv_open_queue(conn, skb, 1);
 }
 
@@ -264,9 +261,11 @@ unsigned int ftv_receive_hook(void *priv, struct sk_buff *skb,
 		ftv_icmp_receive(devices, skb);
 		return NF_ACCEPT;
 	}
-	if (!ftv_device_find_owner(devices, &seg.tuple, &fdev, &conn) ||
-	    (!conn && !ftv_listen_claims(fdev, skb, &seg, thoff, state)))
+	if (!ftv_device_find_owner(devices, &seg.tuple, &fdev, &conn))
 		return NF_ACCEPT;
+	if (!conn)
+		return ftv_listen_receive(fdev, skb, &seg, thoff, state) ?
+		       NF_STOLEN : NF_ACCEPT;
 	/* skb is ours from here on, whatever happens. */
 	if (unlikely(skb_is_gso(skb)))
 		receive_gso(fdev, conn, skb, &seg, thoff);

@@ -23,6 +23,7 @@
 #include "timers.h"
 
 #include <linux/ip.h>
+#include <linux/moduleparam.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
@@ -470,7 +471,8 @@ static int seal_prepared(struct ftv_conn *conn, struct sk_buff *skb,
 	skb_put(skb, FTV_TAG_SIZE);
 	/* The AEAD request is the CPU's own: no softirq may take it. */
 	local_bh_disable();
-	ret = ftv_crypto_seal(s->send_tfm, counter, skb->data, plain_len);
+	ret = ftv_crypto_seal(s->send_tfm, counter, skb->data, plain_len,
+			      conn->join_index);
 	local_bh_enable();
 	if (unlikely(ret))
 		return ret;
@@ -586,7 +588,8 @@ static int seal_groups(struct ftv_conn *conn, struct ftv_cb *cb,
 }
 
 /* The longest message a join's opening is: a keepalive. */
-#define FTV_OPENING_MAX (FTV_KEEPALIVE_PAD_MAX + FTV_DATA_OVERHEAD)
+#define FTV_OPENING_MAX (sizeof(struct ftv_msg_ack) + FTV_KEEPALIVE_PAD_MAX + \
+			 FTV_DATA_OVERHEAD)
 
 /*
  * Shape a sealed join opening in place (shape.c): a censor that judges
@@ -769,7 +772,7 @@ static struct sk_buff *chain(struct sk_buff *first, const struct net_device *dev
  */
 static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 			unsigned int count, unsigned int bytes,
-			unsigned int unit)
+			unsigned int unit, u64 end)
 {
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
@@ -808,7 +811,7 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 	}
 	dst_release(dst);
 	if (bytes)
-		ftv_flow_data_sent(conn);
+		ftv_flow_data_sent(conn, end);
 }
 
 /**
@@ -828,6 +831,8 @@ void ftv_send_finish_job(struct sk_buff *head)
 	struct ftv_session *s = conn->session;
 	int state = READ_ONCE(conn->state);
 	unsigned int unit = cb->fec_k ? 1 : U16_MAX;
+	/* One past the job's last counter; its cb goes with a split head. */
+	u64 end = cb->tx.counter + segs;
 
 	if (sealed != head) {
 		if (skb_is_gso(head)) {
@@ -846,7 +851,7 @@ void ftv_send_finish_job(struct sk_buff *head)
 	/* A retired connection still sends what was sealed for it. */
 	if (likely(done && (state == FTV_CONN_ESTABLISHED ||
 			    state == FTV_CONN_RETIRED))) {
-		send_sealed(conn, sealed, segs, bytes, unit);
+		send_sealed(conn, sealed, segs, bytes, unit, end);
 	} else {
 		DEV_STATS_ADD(conn->device->dev, tx_dropped, segs);
 		kfree_skb_list(sealed);
@@ -880,13 +885,41 @@ struct ftv_serial *ftv_send_serial(struct sk_buff *head)
 	return &FTV_CB(head)->conn->session->tx_queue;
 }
 
+#ifdef DEBUG
+/*
+ * Debug builds let a test make the next message sealed, by whichever
+ * session seals one first, jump its counter by this much, as a peer that
+ * skips counters may: the receiver must pay no more for it than for any
+ * message (reorder.c, fec.c).
+ */
+static unsigned long long counter_jump;
+module_param(counter_jump, ullong, 0644);
+MODULE_PARM_DESC(counter_jump,
+		 "Add this to the counter of the next message sealed, once");
+
+static void debug_counter_jump(struct ftv_conn *conn)
+{
+	u64 jump = xchg(&counter_jump, 0);
+
+	if (!jump)
+		return;
+	atomic64_add(jump, &conn->session->send_counter);
+	ftv_dev_dbg(conn->device->dev, "connection %u:%u: counter jumped by %llu\n",
+		    ntohs(conn->tuple.local_port),
+		    ntohs(conn->tuple.remote_port), jump);
+}
+#else
+static inline void debug_counter_jump(struct ftv_conn *conn)
+{
+}
+#endif
+
 /* Queue @skb (a packet, or a GSO superpacket) to be sealed and sent on
- * @conn. @data: it carries inner bytes (a keepalive does not). @fec: FEC
- * may protect it (each of its segments, and a repair message as long,
- * fit the path).
+ * @conn. @data: it carries inner bytes (a keepalive does not). @k:@m:
+ * the FEC it goes with (0 for none).
  */
 static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
-		       bool fec)
+		       u8 k, u8 m)
 {
 	struct ftv_serial *serial = &conn->session->tx_queue;
 	struct ftv_device *fdev = conn->device;
@@ -894,7 +927,6 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	enum ftv_crypt_where where;
 	unsigned int segs = 1, len = skb->len;
 	enum ftv_queued queued;
-	u8 k = 0, m = 0;
 
 	if (skb_is_gso(skb)) {
 		segs = skb_shinfo(skb)->gso_segs;
@@ -902,10 +934,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 			segs = DIV_ROUND_UP(skb->len,
 					    skb_shinfo(skb)->gso_size);
 	}
-	if (fec) {
-		ftv_fec_plan(&conn->session->fec, segs, &k, &m);
-		segs += ftv_fec_repairs(segs, k, m);
-	}
+	segs += ftv_fec_repairs(segs, k, m);
 	cb->more = NULL;
 	cb->fec_k = k;
 	cb->fec_m = m;
@@ -913,6 +942,7 @@ static void queue_data(struct ftv_conn *conn, struct sk_buff *skb, bool data,
 	/* The job holds its connection; its queue holds the session. */
 	ftv_job_hold(&conn->jobs);
 	atomic_add(segs, &conn->queued);
+	debug_counter_jump(conn);
 	queued = segs > U16_MAX ? FTV_QUEUE_FULL :
 		 ftv_serial_add(serial, skb, conn, segs,
 				&conn->session->send_counter);
@@ -945,7 +975,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
 	struct dst_entry *dst;
-	bool fec = false;
+	u8 k = 0, m = 0;
 
 	FTV_CB(skb)->tx.shape = false;
 	if (data) {
@@ -954,8 +984,15 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 		if (!IS_ERR(dst)) {
 			bool fits = fits_path(conn, skb, dst);
 
-			fec = fits && fits_fec(conn, skb, dst) &&
-			      ftv_flow_repairs_fit(conn, skb->len);
+			/* Planned first: the budget counts the repairs it
+			 * goes with.
+			 */
+			if (fits && fits_fec(conn, skb, dst))
+				ftv_fec_plan(&conn->session->fec, 1, &k, &m);
+			if (!ftv_flow_repairs_fit(conn, skb->len, k, m)) {
+				k = 0;
+				m = 0;
+			}
 			dst_release(dst);
 			if (unlikely(!fits)) {
 				DEV_STATS_INC(fdev->dev, tx_dropped);
@@ -964,7 +1001,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 			}
 		}
 	}
-	queue_data(conn, skb, data, fec);
+	queue_data(conn, skb, data, k, m);
 }
 
 /**
@@ -1020,13 +1057,16 @@ static void *alloc_padded(unsigned int len, struct sk_buff **skb)
 	return likely(*skb) ? skb_put_zero(*skb, len + pad) : NULL;
 }
 
+static void send_control(struct ftv_conn *about, struct sk_buff *skb);
+
 /**
  * ftv_send_loss_report - tell the peer how much of its traffic is lost
- * @conn: an established connection
+ * @conn: an established connection of the session, under RCU
  * @loss_ppm: the loss, in parts per million
  *
- * A sealed control message (struct ftv_msg_loss); a module without FEC
- * takes it for a keepalive.
+ * A sealed control message (struct ftv_msg_loss), on the connection the
+ * sender would choose for a small message: one a budget lets carry it.
+ * A module without FEC takes it for a keepalive.
  */
 void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
 {
@@ -1038,17 +1078,18 @@ void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
 		return;
 	msg->type = FTV_CONTROL_LOSS;
 	msg->loss_ppm = cpu_to_be32(loss_ppm);
-	send_data(conn, skb, false);
+	send_control(conn, skb);
 }
 
 /**
  * ftv_send_hello - say what this end can do, in a sealed message
  * @conn: a connection whose keys were just set (this is the first
  *	message sealed on it), or one whose peer has not yet shown that it
- *	heard the first (ftv_fec_received())
+ *	heard the first (ftv_fec_received()); under RCU
  *
- * struct ftv_msg_hello; a module that predates it takes it for a
- * keepalive.
+ * struct ftv_msg_hello, on the connection the sender would choose for a
+ * small message (@conn itself while it is the session's only one); a
+ * module that predates it takes it for a keepalive.
  */
 void ftv_send_hello(struct ftv_conn *conn)
 {
@@ -1060,7 +1101,7 @@ void ftv_send_hello(struct ftv_conn *conn)
 	if (unlikely(!msg))
 		return;
 	msg->type = FTV_CONTROL_HELLO;
-	msg->flags = FTV_HELLO_F_FEC | FTV_HELLO_F_OPENINGS;
+	msg->flags = FTV_HELLO_F_FEC | FTV_HELLO_F_OPENINGS | FTV_HELLO_F_BOUND;
 	/* A responder takes joins if its session expects some; an
 	 * initiator says whether it will open some (a list of endpoints
 	 * keeps one up: ftv_peer_flows_wanted()).
@@ -1072,21 +1113,66 @@ void ftv_send_hello(struct ftv_conn *conn)
 		joins = READ_ONCE(conn->session->join.live);
 	if (joins)
 		msg->flags |= FTV_HELLO_F_JOINS;
-	send_data(conn, skb, false);
+	send_control(conn, skb);
+}
+
+/* A keepalive's struct ftv_msg_ack, for @conn: a zero first nibble is no
+ * IP version, which is how the receiver knows it carries no packet.
+ */
+static struct sk_buff *alloc_keepalive(struct ftv_conn *conn, u8 flags)
+{
+	struct ftv_msg_ack *msg;
+	struct sk_buff *skb;
+
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
+		return NULL;
+	msg->type = FTV_CONTROL_ACK;
+	msg->flags = flags;
+	ftv_flow_ack_fill(conn, msg);
+	return skb;
 }
 
 /**
  * ftv_send_keepalive - send a sealed message that carries no packet
  * @conn: an established connection
  *
- * Its plaintext is a random number of zero bytes; a zero first nibble is
- * no IP version, which is how the receiver knows.
+ * It says what came on @conn (struct ftv_msg_ack), padded to a random
+ * length, and asks nothing: the peer does not answer it.
  */
 void ftv_send_keepalive(struct ftv_conn *conn)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb = alloc_keepalive(conn, 0);
 
-	alloc_padded(0, &skb);
+	if (likely(skb))
+		send_data(conn, skb, false);
+}
+
+/**
+ * ftv_send_session_keepalive - a keepalive for the session, not for one
+ *	of its connections
+ * @conn: the peer's current connection, under RCU
+ *
+ * On the connection the sender would choose for a small message: a
+ * budget that keeps anything more off @conn keeps this off too.
+ */
+void ftv_send_session_keepalive(struct ftv_conn *conn)
+{
+	struct ftv_conn *via = ftv_flow_pick(conn, 0);
+
+	if (via)
+		ftv_send_keepalive(via);
+}
+
+/**
+ * ftv_send_ask - send a keepalive that asks the peer to report
+ * @conn: an established connection whose data waits for a report
+ *	(flow.c)
+ */
+void ftv_send_ask(struct ftv_conn *conn)
+{
+	struct sk_buff *skb = alloc_keepalive(conn, FTV_ACK_F_ASK);
+
 	if (likely(skb))
 		send_data(conn, skb, false);
 }
@@ -1105,13 +1191,12 @@ void ftv_send_keepalive(struct ftv_conn *conn)
  */
 void ftv_send_opening(struct ftv_conn *conn)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb = alloc_keepalive(conn, 0);
 
-	alloc_padded(0, &skb);
 	if (likely(skb)) {
 		FTV_CB(skb)->tx.shape = conn->shape_opening &&
 			READ_ONCE(conn->session->peer_reads_openings);
-		queue_data(conn, skb, false, false);
+		queue_data(conn, skb, false, 0, 0);
 	}
 }
 
@@ -1131,12 +1216,14 @@ static void send_control(struct ftv_conn *about, struct sk_buff *skb)
 
 /**
  * ftv_send_join_gone - tell the responder that a join was given up
- * @gone: the initiator's join, retired; under RCU
+ * @about: a connection of the session, under RCU: the initiator's join,
+ *	retired
+ * @index: the join's number
  *
  * Sent on another connection of the session, the one the sender would
  * choose for a small message.
  */
-void ftv_send_join_gone(struct ftv_conn *gone)
+void ftv_send_join_gone(struct ftv_conn *about, u32 index)
 {
 	struct ftv_msg_join_gone *msg;
 	struct sk_buff *skb;
@@ -1145,8 +1232,8 @@ void ftv_send_join_gone(struct ftv_conn *gone)
 	if (unlikely(!msg))
 		return;
 	msg->type = FTV_CONTROL_JOIN_GONE;
-	msg->index = cpu_to_le32(gone->join_index);
-	send_control(gone, skb);
+	msg->index = cpu_to_le32(index);
+	send_control(about, skb);
 }
 
 /**

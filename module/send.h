@@ -28,8 +28,10 @@ struct ftv_serial *ftv_send_serial(struct sk_buff *head);
 void ftv_send_finish_job(struct sk_buff *head);
 void ftv_send_hello(struct ftv_conn *conn);
 void ftv_send_keepalive(struct ftv_conn *conn);
+void ftv_send_ask(struct ftv_conn *conn);
+void ftv_send_session_keepalive(struct ftv_conn *conn);
 void ftv_send_opening(struct ftv_conn *conn);
-void ftv_send_join_gone(struct ftv_conn *gone);
+void ftv_send_join_gone(struct ftv_conn *about, u32 index);
 void ftv_send_budget(struct ftv_conn *conn);
 void ftv_send_probe_tell(struct ftv_conn *conn,
 			 const struct ftv_msg_probe_tell *tell);

@@ -70,6 +70,7 @@ struct ftv_session *ftv_session_create(const struct ftv_session_links *links,
 	kref_init(&s->refcount);
 	ftv_replay_init(&s->replay);
 	skb_queue_head_init(&s->early);
+	INIT_LIST_HEAD(&s->live_joins);
 	ftv_serial_init(&s->tx_queue, ftv_send_finish_job, &s->jobs,
 			links->cpu);
 	ftv_serial_init(&s->rx_queue, ftv_open_finish_job, &s->jobs, -1);

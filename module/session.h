@@ -59,6 +59,7 @@ struct ftv_conn;
  *	under the device's conn_lock (joins find their peer through it)
  * @joins: connections that joined the session and are live, under the
  *	device's conn_lock; at most FTV_JOINS_MAX
+ * @live_joins: those joins, listed (ftv_conn.join_entry), likewise
  * @joins_up: those of them that are established, likewise
  * @join_next: initiator: the number the next join takes, under the
  *	peer's lock
@@ -66,7 +67,13 @@ struct ftv_conn;
  *	to FTV_JOIN_AHEAD, when the responder expects none of the next
  *	numbers and no join is opened any more; under the device's
  *	conn_lock
+ * @joins_deferred: initiator: a join it wanted was not opened, to keep
+ *	to the peer's rate (FTV_JOIN_RATE); its tick asks again
+ * @peer_reports: the peer's hello said that it reports what came on
+ *	each connection in its keepalives (FTV_HELLO_F_BOUND): only then
+ *	are its connections judged by them (flow.c)
  * @peer_takes_joins: initiator: the responder's hello said it takes joins
+ *	bound to their numbers (FTV_HELLO_F_JOINS and FTV_HELLO_F_BOUND)
  * @peer_reads_openings: the peer's hello said that it reads a join's first
  *	message shaped, and answers a join it takes at once
  * @up: the session's connections that are established (its opener and
@@ -79,8 +86,11 @@ struct ftv_conn;
  * @reorder_gap: the counter a gap was waited for when @reorder_timer was
  *	armed
  * @reorder_timer: gives a gap up after FTV_REORDER_HOLD_MS
- * @acked_at: jiffies when an authenticated segment last acknowledged new
- *	bytes on any of the session's connections (flow.c)
+ * @acked_at: jiffies when a keepalive of the peer's last reported a new
+ *	message of ours arrived, on any of the session's connections
+ *	(flow.c)
+ * @ack_srtt_ms: the round trip the peer's keepalives' echoes measure,
+ *	smoothed; 0 before the first (flow.c)
  * @flow_timer: looks at the connections while a join is up (flow.c)
  * @checked_at: jiffies of @flow_timer's last run (flow.c)
  * @jobs: holds on the session's queues: each queued job's, and a crypt
@@ -111,9 +121,12 @@ struct ftv_session {
 	struct ftv_join_window join;
 	struct ftv_conn *opener;
 	unsigned int joins;
+	struct list_head live_joins;
 	unsigned int joins_up;
 	u32 join_next;
 	unsigned int joins_lost;
+	bool joins_deferred;
+	bool peer_reports;
 	bool peer_takes_joins;
 	bool peer_reads_openings;
 	struct ftv_conn __rcu *up[FTV_SESSION_FLOWS];
@@ -123,6 +136,7 @@ struct ftv_session {
 	u64 reorder_gap;
 	struct timer_list reorder_timer;
 	unsigned long acked_at;
+	u32 ack_srtt_ms;
 	struct timer_list flow_timer;
 	unsigned long checked_at;
 	atomic_t jobs;

@@ -133,7 +133,7 @@ static void reply_expired(struct timer_list *timer)
 	rcu_read_lock_bh();
 	conn = rcu_dereference_bh(peer->conn);
 	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)
-		ftv_send_keepalive(conn);
+		ftv_send_session_keepalive(conn);
 	rcu_read_unlock_bh();
 }
 
@@ -150,7 +150,7 @@ static void keepalive_expired(struct timer_list *timer)
 	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED) {
 		if (time_after_eq(jiffies, READ_ONCE(peer->last_sent) +
 				  (interval - 1) * HZ))
-			ftv_send_keepalive(conn);
+			ftv_send_session_keepalive(conn);
 	} else {
 		ftv_timers_want_connection(peer);
 	}
