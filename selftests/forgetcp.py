@@ -96,7 +96,8 @@ def parse(frame):
     }
 
 
-def timestamps(opts):
+def timestamps_at(opts):
+    """Where the timestamp option's two values start in opts, or None."""
     i = 0
     while i < len(opts):
         kind = opts[i]
@@ -108,9 +109,15 @@ def timestamps(opts):
         if i + 1 >= len(opts) or opts[i + 1] < 2:
             break
         if kind == 8 and opts[i + 1] == 10:
-            return opts[i + 2:i + 10]
+            return i + 2
         i += opts[i + 1]
     return None
+
+
+def timestamps(opts):
+    """The timestamp option's 8 bytes of values, or None."""
+    at = timestamps_at(opts)
+    return None if at is None else opts[at:at + 8]
 
 
 def ip_header(etype, src, dst, ttl, proto, length, ident=None):

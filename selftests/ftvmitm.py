@@ -66,7 +66,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from forgetcp import checksum, timestamps  # noqa: E402
+from forgetcp import checksum, timestamps_at  # noqa: E402
 
 ETH_P_ALL = 0x0003
 ETH_P_IP = 0x0800
@@ -104,21 +104,11 @@ class Seg:
     def ts(self):
         """(tsval, tsecr, offset of tsval in the TCP header) or None."""
         opts = bytes(self.tcp[20:])
-        i = 0
-        while i < len(opts):
-            kind = opts[i]
-            if kind == 0:
-                break
-            if kind == 1:
-                i += 1
-                continue
-            if i + 1 >= len(opts) or opts[i + 1] < 2:
-                break
-            if kind == 8 and opts[i + 1] == 10:
-                tsval, tsecr = struct.unpack_from("!II", opts, i + 2)
-                return tsval, tsecr, 20 + i + 2
-            i += opts[i + 1]
-        return None
+        at = timestamps_at(opts)
+        if at is None or at + 8 > len(opts):
+            return None
+        tsval, tsecr = struct.unpack_from("!II", opts, at)
+        return tsval, tsecr, 20 + at
 
     def set(self, seq=None, ack=None, tsecr=None):
         if seq is not None:

@@ -449,3 +449,42 @@ star_ftv()
 		connect_ping "$ns" 10.9.0.2 || return 1
 	done
 }
+
+# paths_mitm_start RULE... : R forwards ftv's segments between C and S
+# itself, through ftvmitm.py (an attacker on the path) with RULEs, the
+# kernel's forwarding of them turned off (nft table "mitm"); its output
+# goes to $FTV_TMP/mitm.out, and it is running on return. Sets MITM_PID.
+paths_mitm_start()
+{
+	local mac_c mac_s
+
+	tmpdir
+	mac_c=$(nsx "$C" cat /sys/class/net/veth0/address) || return 1
+	mac_s=$(nsx "$S" cat /sys/class/net/veth0/address) || return 1
+	nsx "$R" nft -f - <<EOF || return 1
+table inet mitm {
+	chain relay {
+		type filter hook forward priority -10;
+		tcp dport $FTV_PORT drop
+		tcp sport $FTV_PORT drop
+	}
+}
+EOF
+	# Not through nsx, so that $! is the tool itself.
+	ip netns exec "$R" "$PYTHON" "$FTV_ROOT/selftests/ftvmitm.py" vethc \
+		veths "$FTV_PORT" mac_c="$mac_c" mac_s="$mac_s" "$@" \
+		>"$FTV_TMP/mitm.out" 2>&1 &
+	MITM_PID=$!
+	bg_track "$MITM_PID"
+	wait_for 20 grep -q ready "$FTV_TMP/mitm.out"
+}
+
+# paths_mitm_stop : ftvmitm.py's lines go to the diagnostics; the kernel
+# forwards ftv's segments again
+paths_mitm_stop()
+{
+	kill -TERM "$MITM_PID" 2>/dev/null
+	wait "$MITM_PID" 2>/dev/null
+	grep -v '^ready$' "$FTV_TMP/mitm.out" | ktap_diag
+	nsx "$R" nft delete table inet mitm 2>/dev/null
+}

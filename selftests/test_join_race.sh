@@ -35,7 +35,6 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-MITM="$FTV_ROOT/selftests/ftvmitm.py"
 PARAMS=/sys/module/ftv/parameters
 
 ktap_plan 6
@@ -45,35 +44,9 @@ ftv_use_debug_module
 
 kmark=$(kmsg_mark)
 paths_topology || ktap_bail "cannot set up the namespaces"
-MAC_C=$(nsx "$C" cat /sys/class/net/veth0/address)
-MAC_S=$(nsx "$S" cat /sys/class/net/veth0/address)
 tmpdir
 
-# mitm_start RULE... / mitm_stop : as in test_onpath.sh
-mitm_start()
-{
-	nsx "$R" nft -f - <<EOF || return 1
-table inet mitm {
-	chain relay {
-		type filter hook forward priority -10;
-		tcp dport $FTV_PORT drop
-		tcp sport $FTV_PORT drop
-	}
-}
-EOF
-	ip netns exec "$R" "$PYTHON" "$MITM" vethc veths "$FTV_PORT" \
-		mac_c="$MAC_C" mac_s="$MAC_S" "$@" >"$FTV_TMP/mitm.out" 2>&1 &
-	MITM_PID=$!
-	bg_track "$MITM_PID"
-	wait_for 20 grep -q ready "$FTV_TMP/mitm.out"
-}
-mitm_stop()
-{
-	kill -TERM "$MITM_PID" 2>/dev/null
-	wait "$MITM_PID" 2>/dev/null
-	ktap_diag "ftvmitm: $(grep -vE '^(ready)$' "$FTV_TMP/mitm.out" | tr '\n' ';')"
-	nsx "$R" nft delete table inet mitm 2>/dev/null
-}
+# injected : ftvmitm.py made its injection; answer : what S answered
 injected() { grep -q "^injected" "$FTV_TMP/mitm.out"; }
 answer() { sed -n 's/^injected .* answer \([a-z]*\)$/\1/p' "$FTV_TMP/mitm.out"; }
 
@@ -108,7 +81,7 @@ y_flows_is() { [ "$(ftv_peer_json "$C" ftv1 "$S_KEY" 'p["flows_up"]')" = "$1" ];
 # ---- 1. the stolen SYN on the tuple of X's new opener
 # Connections by their SYNs: 0 X's opener, 1 Y's, 2 Y's join (stolen),
 # 3 X's next opener.
-mitm_start steal=2 inject=syn@3 watch=4 || ktap_bail "ftvmitm did not start"
+paths_mitm_start steal=2 inject=syn@3 watch=4 || ktap_bail "ftvmitm did not start"
 x_peer || ktap_bail "cannot add X's peer"
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel for X"
 y_peer 2 || ktap_bail "cannot add Y's peer"
@@ -126,7 +99,7 @@ connect_ping "$C" 10.9.0.2 20
 wait_for 20 injected
 ktap_eq "the SYN on X's new opener's tuple gets the host's RST, no join" \
 	rst "$(answer)"
-mitm_stop
+paths_mitm_stop
 ktap_result "X's tunnel works" "$(wait_for 10 ping_ok "$C" 10.9.0.2; echo $?)"
 ktap_eq "no kernel report of a use after free" "" "$(freed_memory_reports "$kmark")"
 
@@ -134,7 +107,7 @@ ktap_eq "no kernel report of a use after free" "" "$(freed_memory_reports "$kmar
 echo 0 >"$PARAMS/join_take_delay_ms"
 echo 0 >"$PARAMS/handshake_hold_ms"
 # Connections from here: 0 Y's next join (stolen), 1 Y's next opener.
-mitm_start steal=0 inject=syn@new watch=4 || ktap_bail "ftvmitm did not start"
+paths_mitm_start steal=0 inject=syn@new watch=4 || ktap_bail "ftvmitm did not start"
 nsx "$C" "$FTVCTL" peer set ftv1 "$S_KEY" flows 2
 stolen0() { grep -q "^stolen 0 " "$FTV_TMP/mitm.out"; }
 wait_for 20 stolen0 || ktap_bail "Y's join SYN was not stolen"
@@ -146,7 +119,7 @@ y_peer 1 || ktap_bail "cannot add Y's peer again"
 wait_for 20 injected
 ktap_eq "the SYN held while its window went gets the host's RST, not ftv's SYN-ACK" \
 	rst "$(answer)"
-mitm_stop
+paths_mitm_stop
 echo 0 >"$PARAMS/join_take_delay_ms"
 echo 0 >"$PARAMS/handshake_hold_ms"
 ktap_result "Y's session is up again" "$(wait_for 20 y_flows_is 1; echo $?)"

@@ -40,8 +40,6 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-MITM="$FTV_ROOT/selftests/ftvmitm.py"
-
 ktap_plan 6
 ftv_require
 require_tools nft nc
@@ -49,38 +47,7 @@ require_tools nft nc
 paths_topology || ktap_bail "cannot set up the namespaces"
 netem "$R" vethc delay 5ms
 netem "$R" veths delay 5ms
-MAC_C=$(nsx "$C" cat /sys/class/net/veth0/address)
-MAC_S=$(nsx "$S" cat /sys/class/net/veth0/address)
 tmpdir
-
-# mitm_start RULE... : R forwards ftv's segments through ftvmitm.py
-mitm_start()
-{
-	nsx "$R" nft -f - <<EOF || return 1
-table inet mitm {
-	chain relay {
-		type filter hook forward priority -10;
-		tcp dport $FTV_PORT drop
-		tcp sport $FTV_PORT drop
-	}
-}
-EOF
-	# Not through nsx, so that $! is the tool itself.
-	ip netns exec "$R" "$PYTHON" "$MITM" vethc veths "$FTV_PORT" \
-		mac_c="$MAC_C" mac_s="$MAC_S" "$@" >"$FTV_TMP/mitm.out" 2>&1 &
-	MITM_PID=$!
-	bg_track "$MITM_PID"
-	wait_for 20 grep -q ready "$FTV_TMP/mitm.out"
-}
-
-# mitm_stop : its counts go to the diagnostics; the kernel forwards again
-mitm_stop()
-{
-	kill -TERM "$MITM_PID" 2>/dev/null
-	wait "$MITM_PID" 2>/dev/null
-	ktap_diag "ftvmitm: $(tail -n 1 "$FTV_TMP/mitm.out")"
-	nsx "$R" nft delete table inet mitm 2>/dev/null
-}
 
 # mitm_count KEY : a count from its last line
 mitm_count() { tail -n 1 "$FTV_TMP/mitm.out" | sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p"; }
@@ -103,7 +70,7 @@ flows_up_is() { [ "$(flows_up)" = "$1" ]; }
 rotations() { ftv_peer_json "$C" ftv0 "$S_KEY" 'p["rotations"]'; }
 
 # ---- 1. a stolen join token, and a held-back sealed message on it
-mitm_start steal=1 hold=1 inject=join watch=3 || ktap_bail "ftvmitm did not start"
+paths_mitm_start steal=1 hold=1 inject=join watch=3 || ktap_bail "ftvmitm did not start"
 session 2 || ktap_bail "no tunnel through ftvmitm"
 injected() { grep -q "^injected" "$FTV_TMP/mitm.out"; }
 wait_for 30 injected
@@ -114,10 +81,10 @@ ktap_eq "S answers the stolen SYN, and sends nothing on the join after the held 
 bad=$(ftv_peer_json "$S" ftv0 "$C_KEY" 'p["drops"]["bad_auth"]')
 ktap_result "S counts the held message on the join as bad_auth ($bad)" \
 	"$([ "${bad:-0}" -ge 1 ]; echo $?)"
-mitm_stop
+paths_mitm_stop
 
 # ---- 2. sequence numbers moved on: rotations stay what the bytes take
-mitm_start "seqshift=*:4194304:3" || ktap_bail "ftvmitm did not start"
+paths_mitm_start "seqshift=*:4194304:3" || ktap_bail "ftvmitm did not start"
 session 2 256k || ktap_bail "no tunnel through ftvmitm"
 wait_for 20 flows_up_is 2
 random_file down 2
@@ -127,13 +94,13 @@ else
 	ktap_fail "2 MB from S to C arrive intact, sequence numbers moved on"
 fi
 rot=$(rotations)
-mitm_stop
+paths_mitm_stop
 ktap_diag "C's rotations: $rot ($(mitm_count shifted) segments moved on)"
 ktap_result "rotate 256k: 2 MB cost C at most 14 rotations ($rot)" \
 	"$([ "${rot:-99}" -le 14 ]; echo $?)"
 
 # ---- 3. echoed timestamps made 5 s older, C's data on the join into a hole
-mitm_start "tsecr=*:5000" blackhole=1:c2s || ktap_bail "ftvmitm did not start"
+paths_mitm_start "tsecr=*:5000" blackhole=1:c2s || ktap_bail "ftvmitm did not start"
 session 1 || ktap_bail "no tunnel through ftvmitm"
 # C uploads all along; its data on the join goes into the hole.
 head -c $((64 * 1024 * 1024)) /dev/zero >"$FTV_TMP/zeros"
@@ -153,7 +120,7 @@ else
 	ktap_fail "with echoes 5 s older, C gave the join up within 5 s of its coming up"
 fi
 ktap_diag "$(awk -v a="$up_at" -v b="$EPOCHREALTIME" 'BEGIN { printf "waited %.1f s", b - a }'), srtt at C's FEC $(ftv_peer_json "$C" ftv0 "$S_KEY" 'p["fec_stats"].get("srtt_ms")') ms"
-mitm_stop
+paths_mitm_stop
 ktap_result "the tunnel works without ftvmitm" \
 	"$(wait_for 10 ping_ok "$C" 10.9.0.2; echo $?)"
 nsx "$C" "$FTVCTL" show ftv0 | ktap_diag
