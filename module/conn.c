@@ -92,6 +92,7 @@
 #include <linux/net.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <linux/wait_bit.h>
 #include <net/ip.h>
 #include <net/net_namespace.h>
@@ -1201,38 +1202,64 @@ static bool join_rate_take(u64 *tat, unsigned int burst)
 
 #ifdef DEBUG
 /*
- * Debug builds let a test hold a join's SYN this long between finding
- * its token and taking it, so that what happens in between (an opener
- * published on the same tuple, the session's window stopped) can be
- * made to happen.
+ * Debug builds let a test hold a join's SYN between finding its token
+ * and taking it until the handshake worker has installed a session, or
+ * this long at most, so that what happens in between (an opener
+ * published on the same tuple, the session's window stopped) happens
+ * however slow the machine: under emulation a handshake takes longer
+ * than any fixed hold a test could pick.
  */
 static unsigned int join_take_delay_ms;
 module_param(join_take_delay_ms, uint, 0644);
 MODULE_PARM_DESC(join_take_delay_ms,
-		 "Hold a join's SYN this long before taking its token");
+		 "Hold a join's SYN until a session is installed, at most this long");
 
 static atomic_t join_held = ATOMIC_INIT(0);
+static atomic_t sessions_installed = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(join_held_wait);
 
 static void debug_join_take_delay(void)
 {
-	unsigned int ms = min(READ_ONCE(join_take_delay_ms), 1000U);
+	unsigned int ms = min(READ_ONCE(join_take_delay_ms), 5000U);
+	int before = atomic_read(&sessions_installed);
+	unsigned int waited;
 
 	if (!ms)
 		return;
 	atomic_inc(&join_held);
-	mdelay(ms);
+	wake_up_all(&join_held_wait);
+	for (waited = 0; waited < ms; waited++) {
+		if (atomic_read(&sessions_installed) != before)
+			break;
+		mdelay(1);
+	}
 	atomic_dec(&join_held);
 }
 
 /**
- * ftv_conn_debug_join_held - whether a join's SYN is being held now
+ * ftv_conn_debug_join_wait - wait for a join's SYN to be held
  *	(debug builds: join_take_delay_ms)
+ * @ms: the longest wait
  *
- * Return: true while one is.
+ * Woken by the holder itself, not polled: while it holds the SYN, bottom
+ * halves are off on its CPU, and a sleeper's timer that went there (an
+ * idle CPU's timers do) would only fire once the hold is over.
+ *
+ * Return: true if one is held.
  */
-bool ftv_conn_debug_join_held(void)
+bool ftv_conn_debug_join_wait(unsigned int ms)
 {
-	return atomic_read(&join_held);
+	return wait_event_timeout(join_held_wait, atomic_read(&join_held),
+				  msecs_to_jiffies(ms));
+}
+
+/**
+ * ftv_conn_debug_installed - the handshake worker installed a session
+ *	(debug builds): a held join's SYN goes on
+ */
+void ftv_conn_debug_installed(void)
+{
+	atomic_inc(&sessions_installed);
 }
 #else
 static inline void debug_join_take_delay(void)

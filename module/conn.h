@@ -230,7 +230,12 @@ void ftv_conn_open(struct ftv_peer *peer);
 bool ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
 #ifdef DEBUG
-bool ftv_conn_debug_join_held(void);
+bool ftv_conn_debug_join_wait(unsigned int ms);
+void ftv_conn_debug_installed(void);
+#else
+static inline void ftv_conn_debug_installed(void)
+{
+}
 #endif
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,

@@ -18,7 +18,6 @@
 #include "timers.h"
 #include "token.h"
 
-#include <linux/delay.h>
 #include <linux/moduleparam.h>
 #include <linux/siphash.h>
 #include <linux/skbuff.h>
@@ -286,12 +285,10 @@ MODULE_PARM_DESC(handshake_hold_ms,
 
 static void debug_handshake_hold(void)
 {
-	unsigned int waited = 0, ms = min(READ_ONCE(handshake_hold_ms), 10000U);
+	unsigned int ms = min(READ_ONCE(handshake_hold_ms), 10000U);
 
-	while (waited < ms && !ftv_conn_debug_join_held()) {
-		msleep(20);
-		waited += 20;
-	}
+	if (ms)
+		ftv_conn_debug_join_wait(ms);
 }
 #else
 static inline void debug_handshake_hold(void)
@@ -333,7 +330,9 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 		ftv_peer_flush_staged(peer);
 	}
 	rcu_read_unlock_bh();
-	if (!installed)
+	if (installed)
+		ftv_conn_debug_installed();
+	else
 		ftv_conn_free(conn);
 out:
 	memzero_explicit(&hs, sizeof(hs));

@@ -3,11 +3,15 @@
 #
 # A join's SYN that meets, between the moment its token is found and the
 # moment it is taken, what a session does at the same time. The debug
-# build holds it there (join_take_delay_ms on S) and has S's handshake
-# worker install the session it is working on only while one is held
+# build holds it there until S's handshake worker has installed a
+# session (join_take_delay_ms on S, the most it waits) and has the worker
+# install the session it is working on only while one is held
 # (handshake_hold_ms), so that what happens in between happens every
-# time. R is an attacker on the path (ftvmitm.py): it drops a join's SYN
-# of peer Y's session and keeps its token.
+# time, however long the handshake takes (a fixed hold of 500 ms was
+# shorter than an emulated handshake in CI on 2026-12-02, and case 2's
+# SYN was taken before the window went). R is an attacker on the path
+# (ftvmitm.py): it drops a join's SYN of peer Y's session and keeps its
+# token.
 #  1. R sends the stolen SYN from the port of the connection X, another
 #     peer of S's from the same host, opens just then: it is held while
 #     X's opener is published on that very tuple, then taken. Until
@@ -84,13 +88,18 @@ y_flows_is() { [ "$(ftv_peer_json "$C" ftv1 "$S_KEY" 'p["flows_up"]')" = "$1" ];
 paths_mitm_start steal=2 inject=syn@3 watch=4 || ktap_bail "ftvmitm did not start"
 x_peer || ktap_bail "cannot add X's peer"
 connect_ping "$C" 10.9.0.2 || ktap_bail "no tunnel for X"
-y_peer 2 || ktap_bail "cannot add Y's peer"
+y_peer 1 || ktap_bail "cannot add Y's peer"
 wait_for 20 y_flows_is 1 || ktap_bail "no session for Y"
+# The join is asked for only now, and given up at once once stolen: Y
+# sends the join's SYN again 3 s after the first (FTV_JOIN_TIMEOUT_MS),
+# and that one would take the place of X's opener below (a run on
+# 2026-12-02 that waited for Y's session with flows 2 had it so).
+nsx "$C" "$FTVCTL" peer set ftv1 "$S_KEY" flows 2
 stolen() { grep -q "^stolen 2 " "$FTV_TMP/mitm.out"; }
 wait_for 20 stolen || ktap_bail "Y's join SYN was not stolen"
 # No other join of Y's: the next SYN is X's.
 nsx "$C" "$FTVCTL" peer set ftv1 "$S_KEY" flows 1
-echo 500 >"$PARAMS/join_take_delay_ms"
+echo 4000 >"$PARAMS/join_take_delay_ms"
 echo 5000 >"$PARAMS/handshake_hold_ms"
 defer "echo 0 >$PARAMS/join_take_delay_ms; echo 0 >$PARAMS/handshake_hold_ms"
 nsx "$C" "$FTVCTL" peer del ftv0 "$S_KEY"
@@ -112,7 +121,7 @@ nsx "$C" "$FTVCTL" peer set ftv1 "$S_KEY" flows 2
 stolen0() { grep -q "^stolen 0 " "$FTV_TMP/mitm.out"; }
 wait_for 20 stolen0 || ktap_bail "Y's join SYN was not stolen"
 nsx "$C" "$FTVCTL" peer set ftv1 "$S_KEY" flows 1
-echo 500 >"$PARAMS/join_take_delay_ms"
+echo 4000 >"$PARAMS/join_take_delay_ms"
 echo 5000 >"$PARAMS/handshake_hold_ms"
 nsx "$C" "$FTVCTL" peer del ftv1 "$S_KEY"
 y_peer 1 || ktap_bail "cannot add Y's peer again"
