@@ -362,20 +362,41 @@ REF_DEBUG_BUILD=1500
 REF_DEBUG_FULL=6000
 REF_DEBUG_CORE=560
 
+# core_cost KVER : what KVER's core subset takes at the reference pace,
+# its build included if the debug kernel is not built yet
+core_cost()
+{
+	if [ "$1" = debug ]; then
+		if scripts/debug-kernel.sh --built; then
+			echo "$REF_DEBUG_CORE"
+		else
+			echo $((REF_DEBUG_BUILD + REF_DEBUG_CORE))
+		fi
+	else
+		echo "$REF_CORE"
+	fi
+}
+
 # plan KVER : prints full, core or skip: the whole suite if it fits in
-# what is left of the budget, the core subset if it fits in that and the
-# slack, at the pace the first suite showed
+# what is left of the budget with the core subsets of the kernels after
+# it, the core subset if it fits in that and the slack, at the pace the
+# first suite showed
 plan()
 {
-	local left=$((budget - SECONDS - 60)) build=0 full=$REF_FULL core=$REF_CORE
+	local left=$((budget - SECONDS - 60)) build=0 full=$REF_FULL core
+	local after reserve=0 k
 
+	after=${kvers#*" $1"}
+	for k in $after; do
+		reserve=$((reserve + $(core_cost "$k")))
+	done
 	if [ "$1" = debug ]; then
 		full=$REF_DEBUG_FULL
-		core=$REF_DEBUG_CORE
 		scripts/debug-kernel.sh --built || build=$REF_DEBUG_BUILD
 	fi
-	full=$(((build + full) * pace / REF_FULL))
-	core=$(((build + core) * pace / REF_FULL))
+	core=$(core_cost "$1")
+	full=$(((build + full + reserve) * pace / REF_FULL))
+	core=$((core * pace / REF_FULL))
 	if [ "$full" -le "$left" ]; then
 		echo full
 	elif [ "$core" -le $((left + slack)) ]; then
