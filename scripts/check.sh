@@ -239,8 +239,13 @@ run_suite()
 	# it had not finished at 3,300 s, locally and in CI. With room for
 	# a machine as slow, the plan gives the kernels after it what is
 	# left, and none runs past the budget's end by more than its slack
-	# and five minutes.
-	limit=${FTV_VM_TIMEOUT:-3900}
+	# and five minutes. On 2026-12-02, with the third review's five
+	# scripts, a CI-like run here reached the old limit of 3,900 s with
+	# seven scripts still to go (all 632 cases until then passed): a
+	# suite cut off fails the run, while one that ends late only leaves
+	# the later kernels less, so the limit is 4,500 s (CI's 90 minutes
+	# still hold: dependencies, host tests and this come to 85 at most).
+	limit=${FTV_VM_TIMEOUT:-4500}
 	if [ "$kver" = debug ]; then
 		limit=${FTV_VM_TIMEOUT:-9000}
 		env+=(FTV_TEST_TIMEOUT="${FTV_TEST_TIMEOUT:-1500}"
