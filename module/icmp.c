@@ -106,8 +106,7 @@ static void lower_path_mtu(struct ftv_device *fdev, struct ftv_conn *conn,
 	struct dst_entry *dst;
 	struct sk_buff *probe;
 
-	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
-			     &conn->dst_cache);
+	dst = ftv_send_conn_route(conn, &tuple);
 	if (IS_ERR(dst))
 		return;
 	probe = alloc_skb(sizeof(struct ipv6hdr), GFP_ATOMIC);

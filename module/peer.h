@@ -113,7 +113,8 @@ struct ftv_endpoints {
  * @reply_timer: answers received data we have not answered otherwise
  * @sent_since_rx: something went out since data last came in
  * @last_received: jiffies of the last authenticated message
- * @path_dead: what we send has gone unanswered; a new connection is due
+ * @path_dead: what we send has gone unanswered, or no longer leaves from
+ *	where the session's connection was opened; a new connection is due
  * @had_session: a session was established since the last loss, so the
  *	next one is a renewal
  * @persistent_keepalive: keepalive interval in seconds; 0 = off

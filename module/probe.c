@@ -117,13 +117,11 @@ static struct ftv_conn *probe_conn(struct ftv_peer *peer, u32 index)
  */
 static u32 probe_path_mtu(struct ftv_conn *c)
 {
-	struct ftv_device *fdev = c->device;
 	struct ftv_tuple tuple = c->tuple;
 	struct dst_entry *dst;
 	u32 mtu;
 
-	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
-			     &c->dst_cache);
+	dst = ftv_send_conn_route(c, &tuple);
 	if (IS_ERR(dst))
 		return 0;
 	mtu = dst_mtu(dst);

@@ -34,15 +34,56 @@
 #include <net/netfilter/nf_conntrack.h>
 #include <net/tcp.h>
 
+/* Whether the source @fl4 names is no longer the one its route takes. */
+static bool source_moved4(struct net *net, const struct flowi4 *fl4)
+{
+	struct flowi4 now = *fl4;
+	struct rtable *rt;
+
+	now.saddr = 0;
+	rt = ip_route_output_key(net, &now);
+	if (IS_ERR(rt))
+		return false;
+	ip_rt_put(rt);
+	return now.saddr != fl4->saddr;
+}
+
+/* The same for IPv6, where a route does not check its source: gone from
+ * the host, or not the one source address selection prefers now.
+ */
+static bool source_moved6(struct net *net, const struct flowi6 *fl6)
+{
+	struct flowi6 now = *fl6;
+	struct dst_entry *dst;
+
+	if (!ipv6_chk_addr(net, &fl6->saddr, NULL, 0))
+		return true;
+	now.saddr = in6addr_any;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &now, NULL);
+	if (IS_ERR(dst))
+		return false;
+	dst_release(dst);
+	return !ipv6_addr_equal(&now.saddr, &fl6->saddr);
+}
+
 /*
  * Route lookups for outer segments, with the fwmark and ports of the tuple
  * so that policy routing sees them as it would see a real connection. A
  * connection passes its dst_cache; while the cached route holds, the
  * lookup costs a per-CPU read.
+ *
+ * A tuple keeps the local address it was opened from, while the host's
+ * addresses and routes may change under it: the address removed (a new
+ * DHCP lease, a move from Wi-Fi to LTE), or a better route come up that
+ * leaves from another address. Any such change invalidates the cached
+ * route, so on a miss, when @moved is given (the side that dials), the
+ * lookup also asks which source the route would take now; if the tuple's
+ * address is gone or is not that one, *@moved is set, and the caller
+ * dials anew from there.
  */
 static struct dst_entry *route4(struct ftv_device *fdev, struct net *net,
 				struct ftv_tuple *tuple,
-				struct dst_cache *cache)
+				struct dst_cache *cache, bool *moved)
 {
 	struct flowi4 fl4 = {
 		.daddr = tuple->remote.s6_addr32[0],
@@ -62,6 +103,8 @@ static struct dst_entry *route4(struct ftv_device *fdev, struct net *net,
 		if (rt)
 			ip_rt_put(rt);
 	}
+	if (moved && fl4.saddr)
+		*moved = source_moved4(net, &fl4);
 	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt))
 		return ERR_CAST(rt);
@@ -78,7 +121,7 @@ static struct dst_entry *route4(struct ftv_device *fdev, struct net *net,
 
 static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
 				struct ftv_tuple *tuple,
-				struct dst_cache *cache)
+				struct dst_cache *cache, bool *moved)
 {
 	struct flowi6 fl6 = {
 		.daddr = tuple->remote,
@@ -99,6 +142,8 @@ static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
 			return dst;
 		dst_release(dst);
 	}
+	if (moved && !ipv6_addr_any(&fl6.saddr))
+		*moved = source_moved6(net, &fl6);
 	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 	if (IS_ERR(dst))
 		return dst;
@@ -128,8 +173,38 @@ struct dst_entry *ftv_send_route(struct ftv_device *fdev, struct net *net,
 	if (!net)
 		return ERR_PTR(-ENETDOWN);
 	if (tuple->family == AF_INET)
-		return route4(fdev, net, tuple, cache);
-	return route6(fdev, net, tuple, cache);
+		return route4(fdev, net, tuple, cache, NULL);
+	return route6(fdev, net, tuple, cache, NULL);
+}
+
+/**
+ * ftv_send_conn_route - the outer route of @conn's segments
+ * @conn: the connection, under RCU
+ * @tuple: a copy of its tuple
+ *
+ * Through the connection's route cache. On the side that dialled, a route
+ * that no longer leaves from the tuple's address (see route4()) makes the
+ * peer dial anew from where it does.
+ *
+ * Return: the route, with a reference, or an ERR_PTR.
+ */
+struct dst_entry *ftv_send_conn_route(struct ftv_conn *conn,
+				      struct ftv_tuple *tuple)
+{
+	struct ftv_device *fdev = conn->device;
+	struct net *net = READ_ONCE(fdev->creating_net);
+	bool moved = false, *ask = conn->is_initiator ? &moved : NULL;
+	struct dst_entry *dst;
+
+	if (!net)
+		return ERR_PTR(-ENETDOWN);
+	if (tuple->family == AF_INET)
+		dst = route4(fdev, net, tuple, &conn->dst_cache, ask);
+	else
+		dst = route6(fdev, net, tuple, &conn->dst_cache, ask);
+	if (unlikely(moved))
+		ftv_timers_path_moved(conn->peer);
+	return dst;
 }
 
 /**
@@ -285,14 +360,11 @@ static int conn_route_and_send(struct ftv_conn *conn, struct sk_buff *skb,
 			       struct dst_entry *dst,
 			       const struct ftv_tcp_params *params)
 {
-	struct ftv_device *fdev = conn->device;
 	struct ftv_tuple tuple = conn->tuple;
-
 	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 
 	if (!dst)
-		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
-				     &tuple, &conn->dst_cache);
+		dst = ftv_send_conn_route(conn, &tuple);
 	/* A superpacket's segments take the IDs after the first. */
 	return send_segment(conn->device, &tuple, skb, dst, params,
 			    atomic_add_return(segs, &conn->ip_id) - segs + 1);
@@ -785,8 +857,7 @@ static void send_sealed(struct ftv_conn *conn, struct sk_buff *segs,
 	 * is noticed and replaced.
 	 */
 	ftv_timers_sent(conn->peer, bytes);
-	dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net), &tuple,
-			     &conn->dst_cache);
+	dst = ftv_send_conn_route(conn, &tuple);
 	if (IS_ERR(dst)) {
 		ftv_dev_dbg_ratelimited(fdev->dev, "cannot send to %pI6c: %ld\n",
 					&tuple.remote, PTR_ERR(dst));
@@ -979,8 +1050,7 @@ static void send_data(struct ftv_conn *conn, struct sk_buff *skb, bool data)
 
 	FTV_CB(skb)->tx.shape = false;
 	if (data) {
-		dst = ftv_send_route(fdev, READ_ONCE(fdev->creating_net),
-				     &tuple, &conn->dst_cache);
+		dst = ftv_send_conn_route(conn, &tuple);
 		if (!IS_ERR(dst)) {
 			bool fits = fits_path(conn, skb, dst);
 

@@ -50,5 +50,7 @@ int ftv_send_pick_source(struct ftv_device *fdev, struct net *net,
 struct dst_entry *ftv_send_route(struct ftv_device *fdev, struct net *net,
 				 struct ftv_tuple *tuple,
 				 struct dst_cache *cache);
+struct dst_entry *ftv_send_conn_route(struct ftv_conn *conn,
+				      struct ftv_tuple *tuple);
 
 #endif /* _FTV_SEND_H */

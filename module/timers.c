@@ -119,6 +119,26 @@ static void dead_expired(struct timer_list *timer)
 	ftv_timers_want_connection(peer);
 }
 
+/**
+ * ftv_timers_path_moved - the path to the peer moved from under its session
+ * @peer: the peer
+ *
+ * The route of one of the session's connections no longer leaves from the
+ * address that connection was opened from (send.c), or the endpoint this
+ * side dials is no longer the one the session goes to (peer.c). As for a
+ * dead path: the side that dials opens a new connection, from and to where
+ * the path now leads, and the old session carries on meanwhile if it can.
+ */
+void ftv_timers_path_moved(struct ftv_peer *peer)
+{
+	if (!peer_alive(peer) || READ_ONCE(peer->path_dead))
+		return;
+	ftv_dev_dbg_ratelimited(peer->device->dev, "peer %llu: the path moved\n",
+				peer->internal_id);
+	WRITE_ONCE(peer->path_dead, true);
+	ftv_timers_want_connection(peer);
+}
+
 static void reply_expired(struct timer_list *timer)
 {
 	struct ftv_peer *peer = from_timer(peer, timer, reply_timer);

@@ -10,6 +10,7 @@ struct ftv_peer;
 void ftv_timers_init(struct ftv_peer *peer);
 void ftv_timers_stop(struct ftv_peer *peer);
 void ftv_timers_want_connection(struct ftv_peer *peer);
+void ftv_timers_path_moved(struct ftv_peer *peer);
 void ftv_timers_connect_started(struct ftv_peer *peer);
 void ftv_timers_connected(struct ftv_peer *peer);
 void ftv_timers_sent(struct ftv_peer *peer, bool data);
