@@ -59,7 +59,12 @@
 # BENCH_PATH_LOSS, 1 and 4 streams A->B and B->A, and 1 stream A->B at
 # 100 ms for every loss in BENCH_PATH_FEC_LOSS; units named
 # path_RTT_LOSS_pSTREAMS_DIR, e.g. path_100_1_p1_fwd; ftv's repair
-# counts recorded beside each run), flows (one session over one
+# counts recorded beside each run), jitter (one stream A->B and B->A,
+# units path_jitter_p1_fwd and _rev, through the same router with
+# BENCH_JITTER, "10ms 3ms", of netem delay and jitter on each of its
+# veths and no loss: a path that reorders, as Wi-Fi, link aggregation
+# and multipath links do; ftv's repair counts recorded as for the path
+# units), flows (one session over one
 # connection, path-ftv, and over four, path-ftv4, through the router at
 # 40 ms without loss: one stream A->B and B->A on the clean path, units
 # flows_clean_p1_fwd and _rev, then the same with a censor's policer on
@@ -111,7 +116,8 @@
 # BENCH_PPS_TIME (6 s), BENCH_PATH_TIME (10 s per path run, after
 # BENCH_PATH_OMIT=3 s; 5 and 2 with BENCH_QUICK; BENCH_PATH_WARMUP=3 s of
 # traffic, not measured, whenever a router's delay or loss changes),
-# BENCH_TESTS ("tcp1 tcp4 pps pps256 rtt aead loss path flows"), BENCH_CONFIGS
+# BENCH_TESTS ("tcp1 tcp4 pps pps256 rtt aead loss path jitter flows"),
+# BENCH_JITTER ("10ms 3ms"), BENCH_CONFIGS
 # ("veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp
 # path-wireguard path-ftv path-ftv-fecoff path-ftv4"), BENCH_LOSS
 # ("0 0.1 0.5 1 5"), BENCH_RTTS ("10 40 100 200", round trips in ms),
@@ -170,7 +176,7 @@ for kind in "${FLOWS_KINDS[@]}"; do
 	*) echo "bench: BENCH_FLOWS_UNITS: no flows unit of kind '$kind' (clean, police, hole, freeze)" >&2 ;;
 	esac
 done
-read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps pps256 rtt aead loss path flows}"
+read -r -a TESTS <<<"${BENCH_TESTS:-tcp1 tcp4 pps pps256 rtt aead loss path jitter flows}"
 read -r -a CONFIGS <<<"${BENCH_CONFIGS:-veth veth-nooffload wireguard ftv ftv-fecoff openvpn-tcp path-tcp path-wireguard path-ftv path-ftv-fecoff path-ftv4}"
 read -r -a LOSSES <<<"${BENCH_LOSS:-0 0.1 0.5 1 5}"
 # Set but empty, a path list means none (BENCH_PATH_FEC_LOSS="" drops the
@@ -453,6 +459,8 @@ run()
 			fec_record "$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0))
 			;;
 		esac ;;
+	path_jitter_*)
+		run_jitter "$r" "$cfg" "$unit" ;;
 	path_*)
 		run_path "$r" "$cfg" "$unit" ;;
 	flows_hole_*)
@@ -520,6 +528,46 @@ run_path()
 	EXTRA="\"rtt_ms\":$rtt,\"loss\":$loss" \
 		measure "$r" "$cfg" "$unit" "$PATH_T" "$PATH_OMIT" "$anchor" "$dev" \
 		-P "${p#p}" "${rev[@]}"
+	case $cfg in
+	path-ftv*)
+		read -r rep1 pkt1 < <(fec_counts "$side")
+		fec_record "$r" "$cfg" "$unit" $((rep1 - rep0)) $((pkt1 - pkt0))
+		;;
+	esac
+}
+
+# The jitter test's path: each of R's veths delays what it sends by
+# BENCH_JITTER (netem's delay and jitter, "10ms 3ms": a 20 ms round trip
+# whose packets come out of order, as netem reorders under jitter), no
+# loss.
+JITTER=${BENCH_JITTER:-10ms 3ms}
+
+# run_jitter REPEAT CONFIG UNIT : one stream through the jittery path,
+# UNIT path_jitter_p1_fwd (A->B) or _rev; the router's netem is set when
+# this configuration's last run had another path
+run_jitter()
+{
+	local r=$1 cfg=$2 unit=$3 dev side=A anchor=$ANCHOR_B rdev=$DEV_B
+	local rev=() rep0 pkt0 rep1 pkt1
+
+	if [ "${NETEM[$cfg]:-}" != jitter ]; then
+		for dev in vethA vethB; do
+			# shellcheck disable=SC2086 # delay and jitter are words
+			if ! tc -n "$R" qdisc replace dev "$dev" root netem \
+				delay $JITTER limit 100000; then
+				say "$cfg: netem failed"
+				NETEM[$cfg]=
+				return 1
+			fi
+		done
+		NETEM[$cfg]=jitter
+		path_warmup
+	fi
+	[ "${unit##*_}" = rev ] && side=B anchor=$ANCHOR_A rdev=$DEV_A rev=(-R)
+	case $cfg in path-ftv*) read -r rep0 pkt0 < <(fec_counts "$side") ;; esac
+	EXTRA="\"jitter\":\"$JITTER\"" \
+		measure "$r" "$cfg" "$unit" "$PATH_T" "$PATH_OMIT" "$anchor" \
+		"$rdev" "${rev[@]}"
 	case $cfg in
 	path-ftv*)
 		read -r rep1 pkt1 < <(fec_counts "$side")
@@ -1260,6 +1308,7 @@ units()
 		aead) ;;
 		loss) for loss in "${LOSSES[@]}"; do echo "loss_$loss"; done ;;
 		path) path_units ;;
+		jitter) echo path_jitter_p1_fwd path_jitter_p1_rev ;;
 		flows) flows_units ;;
 		probe) ;;
 		*) say "unknown test $t" >&2 ;;
@@ -1352,6 +1401,7 @@ takes()
 {
 	case $1:$2 in
 	path-ftv-fecoff:path_100_*_p1_fwd) return 0 ;;
+	path-ftv4:path_jitter_* | path-ftv-fecoff:path_jitter_*) return 1 ;;
 	path-ftv-fecoff:*) return 1 ;;
 	path-ftv4:path_40_0_*) return 0 ;;
 	path-ftv:flows_hole_* | path-ftv:flows_freeze_*) return 1 ;;

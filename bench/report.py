@@ -478,6 +478,15 @@ def path_rows(samples):
         if rtt == FEC_RTT and (streams, d) == (1, "fwd"):
             rows.append((t, "overhead", "repair messages at "
                          + path_label(t)[5:], "% of data"))
+    for d, way in (("fwd", "A→B"), ("rev", "B→A")):
+        t = f"path_jitter_p1_{d}"
+        if t in tests:
+            jitter = next((s.get("jitter") for s in samples
+                           if s["test"] == t and s.get("jitter")), "?")
+            rows.append((t, "mbps", f"path with jitter ({jitter} each "
+                         f"way, no loss), 1 stream {way}", "Mbit/s"))
+            rows.append((t, "overhead", f"repair messages with jitter, "
+                         f"1 stream {way}", "% of data"))
     return rows
 
 
@@ -1108,6 +1117,10 @@ def path_targets(med, samples, both):
     v = [pr(FEC_RTT, 1, 1, "fwd"), pr(FEC_RTT, 1, 1, "rev")]
     t.append(("100 ms, 1 % loss: ftv carries ≥ 10× WireGuard (paired, 1 "
               "stream each way)", v, both(v, lambda x: x >= 10)))
+    v = [paired(samples, f"path_jitter_p1_{d}", "mbps", "path-ftv",
+                "path-wireguard") for d in ("fwd", "rev")]
+    t.append(("a path that reorders (jitter, no loss): ftv ≥ WireGuard "
+              "(paired, 1 stream each way)", v, both(v, lambda x: x >= 1)))
     return t
 
 

@@ -6,6 +6,7 @@
 #include "messages.h"
 
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/bits.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
@@ -15,6 +16,12 @@
  * acknowledgment is shorter, and the next one makes good its loss.
  */
 #define FTV_FEC_LONE_MIN 128
+
+/* How far the greatest counter received must be past one that has not
+ * come for the loss estimate to count it lost: reordering on the path
+ * comes within it (fec.c).
+ */
+#define FTV_FEC_LOSS_LAG 256
 
 struct ftv_fec_rx;
 struct net_device;
@@ -110,11 +117,13 @@ struct ftv_fec_snapshot {
  * @m: M of the last group sent
  * @peer_loss_ppm: the loss the peer last reported, parts per million
  * @loss_ppm: the loss we see on what the peer sends (ppm, smoothed)
- * @interval_start: the greatest counter when the current loss interval
- *	began
+ * @interval_start: the last counter of the last loss interval judged;
+ *	the current one is of the counters after it
  * @interval_began: jiffies when it began
- * @interval_seen: messages received in it
+ * @interval_seen: messages received with its counters
  * @greatest: the greatest counter received
+ * @recent: which of the FTV_FEC_LOSS_LAG counters up to @greatest came
+ *	(bit i: @greatest - i); those are not judged yet
  * @judge_lost: groups announced by repair messages that lost data, since
  *	repairs were last judged
  * @judge_rebuilt: those of them that repairs rebuilt
@@ -171,6 +180,7 @@ struct ftv_fec_conn {
 	unsigned long interval_began;
 	u32 interval_seen;
 	u64 greatest;
+	DECLARE_BITMAP(recent, FTV_FEC_LOSS_LAG);
 	u32 judge_lost;
 	u32 judge_rebuilt;
 	u64 judge_from;
