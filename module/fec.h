@@ -21,7 +21,7 @@
  * come for the loss estimate to count it lost: reordering on the path
  * comes within it (fec.c).
  */
-#define FTV_FEC_LOSS_LAG 256
+#define FTV_FEC_LOSS_LAG 1024
 
 struct ftv_fec_rx;
 struct net_device;

@@ -219,7 +219,7 @@ bool __init ftv_fec_loss_selftest(void)
 	 * once an interval and the lag are past them.
 	 */
 	loss_feed(c, 5201, 5600);
-	loss_feed(c, 5701, 7400);
+	loss_feed(c, 5701, 8400);
 	if (!c->loss_ppm) {
 		pr_err("loss self-test: 100 lost of 1024 not counted\n");
 		ok = false;
