@@ -1109,10 +1109,6 @@ static bool conn_replaceable(struct ftv_peer *peer)
 					 lockdep_is_held(&peer->lock));
 	if (!conn || READ_ONCE(peer->path_dead) || READ_ONCE(conn->stalled))
 		return true;
-	/* This side now dials another endpoint (set by the user). */
-	if (conn->is_initiator && peer->endpoint_configured &&
-	    !ftv_endpoint_is_tuple(&peer->endpoint, &conn->tuple))
-		return true;
 	next = atomic64_read(&conn->session->send_counter);
 	return ftv_session_rekey_due(conn->session, next) ||
 	       ftv_session_expired(conn->session, next);

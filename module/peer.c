@@ -252,22 +252,6 @@ static struct ftv_endpoints *forget_list_locked(struct ftv_peer *peer)
 	return old;
 }
 
-/* Whether the session this side dialled goes somewhere else than the
- * endpoint it dials now: a new endpoint takes effect at once, as a new
- * connection (conn.c counts such a session as replaceable), while the old
- * session carries on until that one is up.
- */
-static bool session_elsewhere_locked(struct ftv_peer *peer)
-{
-	struct ftv_conn *conn;
-
-	lockdep_assert_held(&peer->lock);
-	conn = rcu_dereference_protected(peer->conn,
-					 lockdep_is_held(&peer->lock));
-	return conn && conn->is_initiator && peer->endpoint_configured &&
-	       !ftv_endpoint_is_tuple(&peer->endpoint, &conn->tuple);
-}
-
 /**
  * ftv_peer_set_endpoint - change where the peer's segments are sent
  * @peer: the peer
@@ -278,17 +262,13 @@ void ftv_peer_set_endpoint(struct ftv_peer *peer,
 			   const struct ftv_endpoint *endpoint)
 {
 	struct ftv_endpoints *old;
-	bool redial;
 
 	spin_lock_bh(&peer->lock);
 	old = forget_list_locked(peer);
 	peer->endpoint = *endpoint;
 	peer->endpoint_configured = endpoint->addr.sa_family != AF_UNSPEC;
-	redial = session_elsewhere_locked(peer);
 	spin_unlock_bh(&peer->lock);
 	kfree(old);
-	if (redial)
-		ftv_timers_want_connection(peer);
 }
 
 static bool endpoint_equal(const struct ftv_endpoint *a,
@@ -612,7 +592,6 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 {
 	u8 event = FTV_EVENT_UNSPEC, moved = FTV_EVENT_UNSPEC;
 	struct ftv_conn *old, *abandoned = NULL;
-	bool redial;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->is_dead ||
@@ -642,11 +621,7 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 		ftv_conn_retire(old);
 	if (abandoned)
 		ftv_conn_retire(abandoned);
-	/* Dialled before the endpoint changed: dial the new one now. */
-	redial = session_elsewhere_locked(peer);
 	spin_unlock_bh(&peer->lock);
-	if (redial)
-		ftv_timers_want_connection(peer);
 	ftv_netlink_notify(peer, moved);
 	ftv_netlink_notify(peer, event);
 	return true;
