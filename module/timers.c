@@ -124,8 +124,9 @@ static void dead_expired(struct timer_list *timer)
  * @peer: the peer
  *
  * The route of one of the session's connections no longer leaves from the
- * address that connection was opened from (send.c). As for a dead path: the side that dials opens a new connection, from and to where
- * the path now leads, and the old session carries on meanwhile if it can.
+ * address that connection was opened from (send.c). As for a dead path:
+ * the side that dials opens a new connection, from where the path now
+ * leads, and the old session carries on meanwhile if it can.
  */
 void ftv_timers_path_moved(struct ftv_peer *peer)
 {
