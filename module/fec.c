@@ -68,9 +68,6 @@ enum ftv_fec_limits {
 	FTV_FEC_LOSS_INTERVAL = 1024,
 	FTV_FEC_LOSS_INTERVAL_MIN = 128,
 	FTV_FEC_LOSS_PERIOD_MS = 200,
-	/* FTV_FEC_LOSS_LAG (fec.h): a counter counts as lost once the
-	 * greatest received is this far past it and it has not come.
-	 */
 	/* Hellos after the first, one per loss interval, while no loss
 	 * report shows that the peer heard one: all eight lost is one
 	 * chance in 10^8 at 10 % loss.

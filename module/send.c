@@ -157,6 +157,17 @@ static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
 	return dst;
 }
 
+static struct dst_entry *route(struct ftv_device *fdev, struct net *net,
+			       struct ftv_tuple *tuple,
+			       struct dst_cache *cache, bool *moved)
+{
+	if (!net)
+		return ERR_PTR(-ENETDOWN);
+	if (tuple->family == AF_INET)
+		return route4(fdev, net, tuple, cache, moved);
+	return route6(fdev, net, tuple, cache, moved);
+}
+
 /**
  * ftv_send_route - the outer route of @tuple, as the segments take it
  * @fdev: the device
@@ -170,11 +181,7 @@ struct dst_entry *ftv_send_route(struct ftv_device *fdev, struct net *net,
 				 struct ftv_tuple *tuple,
 				 struct dst_cache *cache)
 {
-	if (!net)
-		return ERR_PTR(-ENETDOWN);
-	if (tuple->family == AF_INET)
-		return route4(fdev, net, tuple, cache, NULL);
-	return route6(fdev, net, tuple, cache, NULL);
+	return route(fdev, net, tuple, cache, NULL);
 }
 
 /**
@@ -192,16 +199,14 @@ struct dst_entry *ftv_send_conn_route(struct ftv_conn *conn,
 				      struct ftv_tuple *tuple)
 {
 	struct ftv_device *fdev = conn->device;
-	struct net *net = READ_ONCE(fdev->creating_net);
-	bool moved = false, *ask = conn->is_initiator ? &moved : NULL;
+	bool moved = false, *ask = NULL;
 	struct dst_entry *dst;
 
-	if (!net)
-		return ERR_PTR(-ENETDOWN);
-	if (tuple->family == AF_INET)
-		dst = route4(fdev, net, tuple, &conn->dst_cache, ask);
-	else
-		dst = route6(fdev, net, tuple, &conn->dst_cache, ask);
+	/* Once the peer dials anew, no second lookup per segment. */
+	if (conn->is_initiator && !READ_ONCE(conn->peer->path_dead))
+		ask = &moved;
+	dst = route(fdev, READ_ONCE(fdev->creating_net), tuple,
+		    &conn->dst_cache, ask);
 	if (unlikely(moved))
 		ftv_timers_path_moved(conn->peer);
 	return dst;
