@@ -68,6 +68,11 @@ enum ftv_fec_limits {
 	FTV_FEC_LOSS_INTERVAL = 1024,
 	FTV_FEC_LOSS_INTERVAL_MIN = 128,
 	FTV_FEC_LOSS_PERIOD_MS = 200,
+	/* A counter that has not come this long after a later one did is
+	 * judged, however few came since: a slow flow does not wait for
+	 * FTV_FEC_LOSS_LAG messages. Jitter reorders by milliseconds.
+	 */
+	FTV_FEC_LOSS_WAIT_MS = 50,
 	/* Hellos after the first, one per loss interval, while no loss
 	 * report shows that the peer heard one: all eight lost is one
 	 * chance in 10^8 at 10 % loss.
@@ -632,6 +637,25 @@ static void loss_note(struct ftv_fec_conn *fc, u64 counter)
 		++fc->interval_seen;
 }
 
+/* The last counter an interval may be judged up to now: FTV_FEC_LOSS_LAG
+ * later ones came, or it was the greatest FTV_FEC_LOSS_WAIT_MS ago or more
+ * (a mark taken every FTV_FEC_LOSS_WAIT_MS, ready one mark later). Never
+ * below @greatest less the lag: the bitmap holds what came after it.
+ */
+static u64 loss_end(struct ftv_fec_conn *fc)
+{
+	u64 end = fc->greatest > FTV_FEC_LOSS_LAG ?
+		  fc->greatest - FTV_FEC_LOSS_LAG : 0;
+
+	if (time_after_eq(jiffies, fc->mark_at +
+			  msecs_to_jiffies(FTV_FEC_LOSS_WAIT_MS))) {
+		fc->mark_ready = fc->mark;
+		fc->mark = fc->greatest;
+		fc->mark_at = jiffies;
+	}
+	return max(end, fc->mark_ready);
+}
+
 /**
  * ftv_fec_received - count an authenticated message for the loss rate
  * @fc: its connection's FEC state
@@ -641,7 +665,8 @@ static void loss_note(struct ftv_fec_conn *fc, u64 counter)
  * @has_ts: @tsecr is valid
  *
  * The loss rate is what did not arrive of the counters the greatest one
- * moved FTV_FEC_LOSS_LAG or more past, less what this end dropped itself,
+ * moved FTV_FEC_LOSS_LAG or more past (or that had FTV_FEC_LOSS_WAIT_MS to
+ * come: loss_end()), less what this end dropped itself,
  * over FTV_FEC_LOSS_INTERVAL messages (or fewer, down to
  * FTV_FEC_LOSS_INTERVAL_MIN, once FTV_FEC_LOSS_PERIOD_MS have passed),
  * smoothed: quick to rise, slow to fall but for a whole clean interval.
@@ -668,11 +693,12 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	if (!fc->interval_seen && !fc->greatest) {
 		fc->interval_start = counter;
 		fc->interval_began = jiffies;
+		fc->mark_at = jiffies;
 	}
 	loss_note(fc, counter);
-	if (fc->greatest - fc->interval_start <= FTV_FEC_LOSS_LAG)
+	end = loss_end(fc);
+	if (end <= fc->interval_start)
 		return 0;
-	end = fc->greatest - FTV_FEC_LOSS_LAG;
 	advanced = end - fc->interval_start;
 	if (advanced < FTV_FEC_LOSS_INTERVAL_MIN ||
 	    (advanced < FTV_FEC_LOSS_INTERVAL &&
@@ -682,7 +708,7 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	/* What came of the counters up to @end: the bitmap holds those
 	 * after it.
 	 */
-	ahead = bitmap_weight(fc->recent, FTV_FEC_LOSS_LAG);
+	ahead = bitmap_weight(fc->recent, fc->greatest - end);
 	used = fc->interval_seen > ahead ? fc->interval_seen - ahead : 0;
 	lost = advanced > used ? advanced - used : 0;
 	/* What we dropped ourselves is not the path's: repair messages

@@ -18,8 +18,8 @@
 #define FTV_FEC_LONE_MIN 128
 
 /* How far the greatest counter received must be past one that has not
- * come for the loss estimate to count it lost: reordering on the path
- * comes within it (fec.c).
+ * come for the loss estimate to count it lost, unless it is 50 ms late
+ * (fec.c): reordering on the path comes within it.
  */
 #define FTV_FEC_LOSS_LAG 1024
 
@@ -124,6 +124,10 @@ struct ftv_fec_snapshot {
  * @greatest: the greatest counter received
  * @recent: which of the FTV_FEC_LOSS_LAG counters up to @greatest came
  *	(bit i: @greatest - i); those are not judged yet
+ * @mark: @greatest when @mark_at was (loss_end())
+ * @mark_at: jiffies of the last mark
+ * @mark_ready: @mark of the mark before: counters up to it have had at
+ *	least FTV_FEC_LOSS_WAIT_MS to come
  * @judge_lost: groups announced by repair messages that lost data, since
  *	repairs were last judged
  * @judge_rebuilt: those of them that repairs rebuilt
@@ -181,6 +185,9 @@ struct ftv_fec_conn {
 	u32 interval_seen;
 	u64 greatest;
 	DECLARE_BITMAP(recent, FTV_FEC_LOSS_LAG);
+	u64 mark;
+	unsigned long mark_at;
+	u64 mark_ready;
 	u32 judge_lost;
 	u32 judge_rebuilt;
 	u64 judge_from;
