@@ -67,12 +67,18 @@ void ftv_open_track(struct ftv_conn *conn, const struct ftv_segment *seg)
  */
 static void maybe_ack(struct ftv_conn *conn)
 {
+	int state = READ_ONCE(conn->state);
+
 	/* A join that has not acknowledged its SYN-ACK gets nothing more:
-	 * its address may not be the peer's (ftv_conn_join_up()).
+	 * its address may not be the peer's (ftv_conn_join_up()). Nor does
+	 * a dead connection, which may be such a join that the gc gave up
+	 * on while this message was being opened: until 2026-12-02 that
+	 * sent a pure ACK to an address the peer never proved its own
+	 * (test_join_reflect.sh, once in a few runs).
 	 */
 	if (ftv_faketcp_rcv_nxt(&conn->rcv) - (u32)atomic_read(&conn->acked) <
 	    FTV_ACK_EVERY_BYTES ||
-	    READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED)
+	    state == FTV_CONN_JOIN_RECEIVED || state == FTV_CONN_DEAD)
 		return;
 	/* A probe's padding goes only where it is acknowledged in
 	 * authenticated segments (probe.c): a sealed one here too.
