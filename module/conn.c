@@ -528,6 +528,7 @@ bool ftv_conn_synack(struct ftv_conn *conn, u32 ack, u32 seq,
 		atomic_set(&conn->snd_una, ack);
 		if (opts->has_ts)
 			atomic_set(&conn->ts_recent, opts->tsval);
+		WRITE_ONCE(conn->peer_mss, opts->mss);
 		if (conn->join_index) {
 			/* A join needs no key exchange: it is up. A probe's,
 			 * where the peer answers joins, waits on the joining
@@ -1302,6 +1303,7 @@ static struct ftv_conn *join_create_locked(struct ftv_device *fdev,
 	atomic_set(&conn->ts_recent, seg->opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = get_random_u32();
+	conn->peer_mss = seg->opts.mss;
 	if (!publish_locked(conn, FTV_CONN_JOIN_RECEIVED)) {
 		/* Freeing puts the session, which may sleep. */
 		queue_rcu_work(ftv_wq, &conn->free_work);

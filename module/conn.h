@@ -67,6 +67,10 @@ enum ftv_conn_state {
  * @ts_recent: latest timestamp value from an authenticated segment of
  *	the peer, echoed back
  * @ts_offset: random offset of our timestamp clock
+ * @peer_mss: the MSS option of the peer's SYN or SYN-ACK, as routers on
+ *	the path may have lowered it (0: none came); written before the
+ *	connection is published, or under the device's conn_lock in
+ *	SYN_SENT, and read by the sending path (path_room(), send.c)
  * @syn_tsval: initiator: the SYN's timestamp value, part of its token
  * @ip_id: IPv4 identification counter
  * @xmit_lock: keeps numbering and sending of segments in one order
@@ -151,6 +155,7 @@ struct ftv_conn {
 	atomic_t acked;
 	atomic_t ts_recent;
 	u32 ts_offset;
+	u16 peer_mss;
 	u32 syn_tsval;
 	atomic_t ip_id;
 	spinlock_t xmit_lock; /* segments leave in sequence order */

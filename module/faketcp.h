@@ -36,7 +36,8 @@ struct ftv_tuple {
  * @window: window field as sent (already scaled down)
  * @tsval: timestamp value
  * @tsecr: timestamp echo reply
- * @mss: MSS option; SYN and SYN-ACK only
+ * @mss: MSS option; SYN and SYN-ACK only: the most to announce (the
+ *	sending path announces less where the route's MTU is smaller)
  */
 struct ftv_tcp_params {
 	u32 seq;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The listen port, the responder's side of a connection's opening: SYNs
- * answered with a stateless SYN-ACK whose sequence number is a cookie,
+ * answered with a stateless SYN-ACK whose sequence number is a cookie
+ * (and carries the SYN's MSS),
  * SYN tokens checked, and initiations authenticated, answered and
  * installed as sessions in process context. Nothing is kept for a
  * stranger until its initiation authenticates.
@@ -41,6 +42,34 @@ static u32 cookie(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 	return siphash(&in, sizeof(in), &fdev->cookie_key);
 }
 
+/* The MSS values a SYN-ACK's ISN carries in its low three bits, as the
+ * host's own SYN cookies carry one: the largest not above the SYN's option
+ * (which a router may have lowered) is what the connection made on the
+ * initiation honours when it sizes its segments.
+ */
+static const u16 cookie_mss_table[] = {
+	536, 1220, 1280, 1360, 1400, 1420, 1440, 1460,
+};
+
+#define COOKIE_MSS_MASK ((u32)ARRAY_SIZE(cookie_mss_table) - 1)
+
+static u32 cookie_mss_index(u16 mss)
+{
+	u32 i = COOKIE_MSS_MASK;
+
+	if (!mss)
+		return i;
+	while (i && cookie_mss_table[i] > mss)
+		--i;
+	return i;
+}
+
+/* The MSS the initiation's acknowledgment of our SYN-ACK carries back. */
+static u16 cookie_mss(const struct ftv_segment *seg)
+{
+	return cookie_mss_table[(seg->ack - 1) & COOKIE_MSS_MASK];
+}
+
 static u32 cookie_epoch(void)
 {
 	return ktime_get_seconds() / FTV_COOKIE_PERIOD_S;
@@ -58,8 +87,10 @@ static bool cookie_valid(struct ftv_device *fdev,
 {
 	u32 epoch = cookie_epoch(), isn = seg->ack - 1;
 
-	return isn == cookie(fdev, &seg->tuple, epoch) ||
-	       isn == cookie(fdev, &seg->tuple, epoch - 1);
+	isn &= ~COOKIE_MSS_MASK;
+	return isn == (cookie(fdev, &seg->tuple, epoch) & ~COOKIE_MSS_MASK) ||
+	       isn == (cookie(fdev, &seg->tuple, epoch - 1) &
+		       ~COOKIE_MSS_MASK);
 }
 
 /* Answer a SYN without keeping any state: the sequence number we choose is
@@ -69,7 +100,8 @@ static bool cookie_valid(struct ftv_device *fdev,
 static void answer_syn(struct ftv_device *fdev, const struct ftv_segment *seg)
 {
 	struct ftv_tcp_params params = {
-		.seq = cookie(fdev, &seg->tuple, cookie_epoch()),
+		.seq = (cookie(fdev, &seg->tuple, cookie_epoch()) &
+			~COOKIE_MSS_MASK) | cookie_mss_index(seg->opts.mss),
 		.ack = seg->seq + 1,
 		.flags = TCPHDR_SYN | TCPHDR_ACK,
 		.window = 65160,
@@ -255,6 +287,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 	atomic_set(&conn->ts_recent, seg->opts.tsval);
 	atomic_set(&conn->ip_id, get_random_u32());
 	conn->ts_offset = listen_ts_offset(fdev, &seg->tuple);
+	conn->peer_mss = cookie_mss(seg);
 	pad = ftv_noise_pad(msg + sizeof(struct ftv_msg_resp));
 	if (ftv_noise_create_resp(peer, hs, (struct ftv_msg_resp *)msg,
 				  &keys) ||

@@ -318,6 +318,15 @@ static void push_ipv6(struct sk_buff *skb, const struct ftv_tuple *tuple)
 	skb->protocol = htons(ETH_P_IPV6);
 }
 
+/* What an MSS option leaves out of the MTU it stands for: the IP header
+ * and a TCP header without options.
+ */
+static unsigned int mss_hlen(sa_family_t family)
+{
+	return (family == AF_INET ? sizeof(struct iphdr) :
+		sizeof(struct ipv6hdr)) + sizeof(struct tcphdr);
+}
+
 /*
  * Wrap @skb's payload in TCP and IP headers for @tuple and send it along
  * @dst (or an error from looking it up). Consumes @skb and @dst.
@@ -327,6 +336,7 @@ static int send_segment(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 			const struct ftv_tcp_params *params, u16 ip_id)
 {
 	struct net *net = READ_ONCE(fdev->creating_net);
+	struct ftv_tcp_params syn;
 	int ret;
 
 	if (IS_ERR(dst) || unlikely(!net)) {
@@ -344,6 +354,13 @@ static int send_segment(struct ftv_device *fdev, const struct ftv_tuple *tuple,
 	 * call ours invalid: keep them out of it.
 	 */
 	untrack(skb);
+	if (unlikely(params->flags & TCPHDR_SYN)) {
+		/* As a host announces its MSS: what its route takes. */
+		syn = *params;
+		syn.mss = min_t(unsigned int, syn.mss,
+				dst_mtu(dst) - mss_hlen(tuple->family));
+		params = &syn;
+	}
 	push_tcp(skb, tuple, params, dst->dev);
 	skb_dst_set(skb, dst);
 	if (tuple->family == AF_INET) {
@@ -458,13 +475,21 @@ static int make_room(struct sk_buff *skb)
 	return 0;
 }
 
-/* The largest inner packet that fits the outer path, or 0. */
+/*
+ * The largest inner packet that fits the outer path, or 0: the route's
+ * MTU, or less if the peer's MSS says so. The peer announces what its own
+ * route takes, and a router with a smaller link behind it (PPPoE, a
+ * tunnel) often lowers the option in SYNs and drops ICMP: honouring it
+ * is how such a path costs no black hole.
+ */
 static unsigned int path_room(struct ftv_conn *conn, struct dst_entry *dst)
 {
 	unsigned int outer = conn->tuple.family == AF_INET ?
 			     sizeof(struct iphdr) : sizeof(struct ipv6hdr);
-	unsigned int mtu = dst_mtu(dst);
+	unsigned int mtu = dst_mtu(dst), mss = READ_ONCE(conn->peer_mss);
 
+	if (mss && mss + mss_hlen(conn->tuple.family) < mtu)
+		mtu = mss + mss_hlen(conn->tuple.family);
 	outer += FTV_TCP_HLEN + FTV_DATA_OVERHEAD;
 	return mtu > outer ? mtu - outer : 0;
 }
