@@ -130,14 +130,24 @@ fi
 
 # KVM is used only when a short probe boot with it succeeds: /dev/kvm can
 # exist and still fail in qemu (nested virtualisation without the MSRs
-# qemu wants, for example).
+# qemu wants, for example). Where it fails the probe hangs until its
+# timeout, so its answer is kept for this boot of the machine: make check
+# boots three kernels, and each probe cost two minutes before 2026-12-03.
 kvm=${FTV_KVM:-auto}
 if [ "$kvm" = auto ]; then
 	kvm=0
-	if [ -w /dev/kvm ] &&
-	   timeout -k 5 120 vng -r "$image" --cpus 1 --memory 512M -- true \
-		</dev/null >/dev/null 2>&1; then
-		kvm=1
+	probe=$ROOT/.cache/kvm-probe
+	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+	if [ ! -w /dev/kvm ]; then
+		:
+	elif [ -n "$boot" ] && [ "$(sed -n 1p "$probe" 2>/dev/null)" = "$boot" ]; then
+		kvm=$(sed -n 2p "$probe")
+	else
+		timeout -k 5 30 vng -r "$image" --cpus 1 --memory 512M -- true \
+			</dev/null >/dev/null 2>&1 && kvm=1
+		mkdir -p "$ROOT/.cache"
+		[ -f "$ROOT/.cache/.gitignore" ] || echo '*' >"$ROOT/.cache/.gitignore"
+		printf '%s\n%s\n' "$boot" "$kvm" >"$probe"
 	fi
 fi
 [ "$kvm" = 1 ] || vng_args+=(--disable-kvm)
