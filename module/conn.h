@@ -117,7 +117,7 @@ enum ftv_conn_state {
  * @spent: initiator: it carried its @budget; nothing new goes on it
  * @probe_join: initiator: a probe's join, opened to learn whether a new
  *	connection gets through; spent from the start, and given up once up
- * @opening: a join whose first message (send.c, ftv_send_opening()) has
+ * @opening: a join whose first message (send.c, ftv_control_send_opening()) has
  *	not gone yet, or, on an initiator's, whose peer has not answered it
  *	yet (@answer_due): nothing else is sent on it before (flow.c)
  * @shape_opening: that first message goes shaped (shape.c)
@@ -211,17 +211,6 @@ bool ftv_conn_install(struct ftv_conn *conn);
 void ftv_conn_responded(struct ftv_conn *conn);
 void ftv_conn_retire(struct ftv_conn *conn);
 void ftv_conn_peer_joins(struct ftv_conn *conn);
-bool ftv_conn_join_take(struct ftv_device *fdev, const struct ftv_segment *seg);
-void ftv_conn_join_up(struct ftv_conn *conn, u8 flags, u32 ack);
-void ftv_conn_join_opened(struct ftv_conn *conn);
-void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
-void ftv_conn_stalled(struct ftv_conn *conn);
-void ftv_conn_spent(struct ftv_conn *conn);
-void ftv_conn_open_joins(struct ftv_peer *peer);
-int ftv_conn_probe_join(struct ftv_peer *peer, u32 endpoint, int shape,
-			u32 *index);
-void ftv_conn_probe_join_up(struct ftv_conn *conn);
-unsigned int ftv_conn_flows_up(const struct ftv_conn *conn);
 void ftv_conn_kill(struct ftv_conn *conn);
 void ftv_conn_kill_peer(struct ftv_peer *peer);
 struct ftv_conn *ftv_conn_lookup(struct ftv_device *fdev,
@@ -231,17 +220,15 @@ void ftv_conn_reset_routes(struct ftv_device *fdev);
 void ftv_conn_close_device(struct ftv_device *fdev);
 void ftv_conn_wait_all(struct ftv_device *fdev);
 u32 ftv_conn_tsval(const struct ftv_conn *conn);
-void ftv_conn_open(struct ftv_peer *peer);
 bool ftv_conn_acked(struct ftv_conn *conn, u32 ack);
 bool ftv_conn_sent_seq(const struct ftv_conn *conn, u32 seq);
-#ifdef DEBUG
-bool ftv_conn_debug_join_wait(unsigned int ms);
-void ftv_conn_debug_installed(void);
-#else
-static inline void ftv_conn_debug_installed(void)
+
+/* A message opened on @conn that the peer wants to hear of (flow.c). */
+static inline void ftv_conn_report_due(struct ftv_conn *conn)
 {
+	if (!READ_ONCE(conn->report_due))
+		WRITE_ONCE(conn->report_due, true);
 }
-#endif
 
 static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 				   const struct ftv_tuple *b)
@@ -250,6 +237,20 @@ static inline bool ftv_tuple_equal(const struct ftv_tuple *a,
 	       a->remote_port == b->remote_port && a->family == b->family &&
 	       ipv6_addr_equal(&a->local, &b->local) &&
 	       ipv6_addr_equal(&a->remote, &b->remote);
+}
+
+/**
+ * ftv_conn_flows_up - how many connections carry @conn's session now
+ * @conn: a peer's current connection, under RCU
+ *
+ * Return: 0 unless @conn is established; then 1 and its session's joins
+ * that are up.
+ */
+static inline unsigned int ftv_conn_flows_up(const struct ftv_conn *conn)
+{
+	if (READ_ONCE(conn->state) != FTV_CONN_ESTABLISHED)
+		return 0;
+	return 1 + READ_ONCE(conn->session->joins_up);
 }
 
 #endif /* _FTV_CONN_H */

@@ -562,8 +562,8 @@ err_conns:
 	return ret;
 }
 
-static int ftv_newlink(struct net *src_net, struct net_device *dev,
-		       struct nlattr *tb[], struct nlattr *data[],
+/* ftv takes no link attributes: what it needs comes over genetlink. */
+static int create_link(struct net *src_net, struct net_device *dev,
 		       struct netlink_ext_ack *extack)
 {
 	struct ftv_device *fdev = netdev_priv(dev);
@@ -603,6 +603,8 @@ err_private:
 	ftv_conn_table_uninit(fdev);
 	return ret;
 }
+
+FTV_COMPAT_NEWLINK(ftv_newlink, create_link)
 
 static void ftv_dellink(struct net_device *dev, struct list_head *head)
 {

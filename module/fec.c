@@ -656,6 +656,67 @@ static u64 loss_end(struct ftv_fec_conn *fc)
 	return max(end, fc->mark_ready);
 }
 
+/*
+ * Of @lost, what the path lost: what we dropped ourselves is not the
+ * path's, and repair messages would only add to the load that made us
+ * drop it. Its gap may show an interval later (a job dropped whole at
+ * the end of one is seen missing when the next message comes); what is
+ * left of it is kept while drops go on, and one interval past.
+ */
+static u64 loss_less_own_drops(struct ftv_fec_conn *fc, u64 lost)
+{
+	u64 here = atomic_xchg(&fc->dropped_here, 0), used;
+
+	fc->dropped_left += here;
+	used = min_t(u64, lost, fc->dropped_left);
+	lost -= used;
+	fc->dropped_left -= used;
+	if (!here && !fc->dropped_last) {
+		fc->dropped_left = 0;
+		/* Two intervals without a drop: any group the last ones
+		 * emptied was given up by now.
+		 */
+		atomic_sub(atomic_read(&fc->judge_dropped),
+			   &fc->judge_dropped);
+	}
+	fc->dropped_last = here;
+	return lost;
+}
+
+/* The estimate, after an interval that lost @lost of @advanced. */
+static void loss_update(struct ftv_fec_conn *fc, u64 lost, u64 advanced)
+{
+	u32 ppm;
+
+	/* A peer's counter may jump by 2^40 or more: lost times a million
+	 * would not fit in 64 bits.
+	 */
+	ppm = mul_u64_u64_div_u64(lost, 1000000, advanced);
+	if (fc->holding && !held(fc)) {
+		/* What the hold saw is the loss without repairs, which
+		 * the inner TCP made pushing at a policer; repairs sized to
+		 * it would be more of the same.
+		 */
+		fc->holding = false;
+		fc->loss_ppm = 0;
+	}
+	/* Up at once, down slowly: a repair too few costs the inner TCP
+	 * half its window, one too many a few per cent. But a whole
+	 * interval without a loss is strong evidence (at 0.5 % loss, 1,024
+	 * messages all arrive one time in 170): halve the estimate then,
+	 * so that a path that turned clean stops paying for repairs within
+	 * a second or so, not ten.
+	 */
+	if (ppm > fc->loss_ppm)
+		ppm = (fc->loss_ppm + 3 * ppm) / 4;
+	else if (!lost && advanced >= FTV_FEC_LOSS_INTERVAL)
+		ppm = fc->loss_ppm / 2;
+	else
+		ppm = (7 * fc->loss_ppm + ppm) / 8;
+	WRITE_ONCE(fc->loss_ppm, ppm);
+	WRITE_ONCE(fc->stats->last_loss_ppm, ppm);
+}
+
 /**
  * ftv_fec_received - count an authenticated message for the loss rate
  * @fc: its connection's FEC state
@@ -684,9 +745,8 @@ static u64 loss_end(struct ftv_fec_conn *fc)
 unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 			      u32 tsval, u32 tsecr, bool has_ts)
 {
-	u64 advanced, lost, here, used, end;
+	u64 advanced, lost, used, end;
 	unsigned int due = 0, ahead;
-	u32 ppm;
 
 	if (has_ts)
 		sample_rtt(fc, tsval, tsecr);
@@ -711,53 +771,8 @@ unsigned int ftv_fec_received(struct ftv_fec_conn *fc, u64 counter,
 	ahead = bitmap_weight(fc->recent, fc->greatest - end);
 	used = fc->interval_seen > ahead ? fc->interval_seen - ahead : 0;
 	lost = advanced > used ? advanced - used : 0;
-	/* What we dropped ourselves is not the path's: repair messages
-	 * would only add to the load that made us drop it. Its gap may
-	 * show an interval later (a job dropped whole at the end of one
-	 * is seen missing when the next message comes); what is left of
-	 * it is kept while drops go on, and one interval past.
-	 */
-	here = atomic_xchg(&fc->dropped_here, 0);
-	fc->dropped_left += here;
-	used = min_t(u64, lost, fc->dropped_left);
-	lost -= used;
-	fc->dropped_left -= used;
-	if (!here && !fc->dropped_last) {
-		fc->dropped_left = 0;
-		/* Two intervals without a drop: any group the last ones
-		 * emptied was given up by now.
-		 */
-		atomic_sub(atomic_read(&fc->judge_dropped),
-			   &fc->judge_dropped);
-	}
-	fc->dropped_last = here;
-	/* A peer's counter may jump by 2^40 or more: lost times a million
-	 * would not fit in 64 bits.
-	 */
-	ppm = mul_u64_u64_div_u64(lost, 1000000, advanced);
-	if (fc->holding && !held(fc)) {
-		/* What the hold saw is the loss without repairs, which
-		 * the inner TCP made pushing at a policer; repairs sized to
-		 * it would be more of the same.
-		 */
-		fc->holding = false;
-		fc->loss_ppm = 0;
-	}
-	/* Up at once, down slowly: a repair too few costs the inner TCP
-	 * half its window, one too many a few per cent. But a whole
-	 * interval without a loss is strong evidence (at 0.5 % loss, 1,024
-	 * messages all arrive one time in 170): halve the estimate then,
-	 * so that a path that turned clean stops paying for repairs within
-	 * a second or so, not ten.
-	 */
-	if (ppm > fc->loss_ppm)
-		ppm = (fc->loss_ppm + 3 * ppm) / 4;
-	else if (!lost && advanced >= FTV_FEC_LOSS_INTERVAL)
-		ppm = fc->loss_ppm / 2;
-	else
-		ppm = (7 * fc->loss_ppm + ppm) / 8;
-	WRITE_ONCE(fc->loss_ppm, ppm);
-	WRITE_ONCE(fc->stats->last_loss_ppm, ppm);
+	lost = loss_less_own_drops(fc, lost);
+	loss_update(fc, lost, advanced);
 	fc->interval_start = end;
 	fc->interval_began = jiffies;
 	fc->interval_seen = ahead;

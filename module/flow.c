@@ -36,6 +36,8 @@
 #include "flow.h"
 #include "log.h"
 #include "conn.h"
+#include "connect.h"
+#include "control.h"
 #include "device.h"
 #include "peer.h"
 #include "send.h"
@@ -101,8 +103,8 @@ static bool flow_room(const struct ftv_conn *c, u32 budget, unsigned int len,
  * @c: an established connection
  * @len: a message's inner length
  *
- * Not before a join's first message went (ftv_send_opening()): a censor
- * judges a connection by it. Not once the initiator found it stalled or
+ * Not before a join's first message went (ftv_control_send_opening()): a
+ * censor judges a connection by it. Not once the initiator found it stalled or
  * spent; on the responder, not past the budget the initiator gave it: a
  * censor that freezes a connection after so many bytes towards the client
  * never sees it cross.
@@ -331,7 +333,7 @@ void ftv_flow_ack_received(struct ftv_conn *conn, const struct ftv_msg_ack *msg)
 	if ((msg->flags & FTV_ACK_F_ASK) &&
 	    READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED &&
 	    ftv_flow_may_send(conn, 0))
-		ftv_send_keepalive(conn);
+		ftv_control_send_keepalive(conn);
 }
 
 /* How long @c's data may wait for the peer's report: twice the session's
@@ -367,7 +369,7 @@ static void flow_probe(struct ftv_conn *c, unsigned long now)
 {
 	if (!time_after(READ_ONCE(c->probed_at), READ_ONCE(c->reported_since)))
 		WRITE_ONCE(c->probed_at, now);
-	ftv_send_ask(c);
+	ftv_control_send_ask(c);
 }
 
 /* Whether @c's data has waited past its patience for the peer's report,
@@ -585,7 +587,7 @@ static void flow_budgets(struct ftv_conn *c, u32 budget)
 		return;
 	if (!READ_ONCE(c->budget_told)) {
 		WRITE_ONCE(c->budget_told, true);
-		ftv_send_budget(c);
+		ftv_control_send_budget(c);
 	}
 	received = ftv_flow_received(c);
 	if (!READ_ONCE(c->rotating) && received >= mine / 2) {
@@ -612,6 +614,54 @@ static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
 				flow_srtt_ms(c->session));
 }
 
+/*
+ * The @n of @s's @up connections whose data went unanswered: one stalled
+ * while others were answered, a censor cut it. All of them at once, with
+ * joins: a censor that cuts each after so many bytes, or a path that
+ * went; what they carried tells.
+ */
+static void flow_give_up_stalled(struct ftv_session *s,
+				 struct ftv_conn **stalled, unsigned int n,
+				 unsigned int up, unsigned long now)
+{
+	struct ftv_conn *c;
+	u32 carried = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		c = stalled[i];
+		if (n == up && up > 1) {
+			carried = max(carried, ftv_flow_received(c));
+		} else if (time_after(READ_ONCE(s->acked_at),
+				      READ_ONCE(c->probed_at) +
+				      flow_patience(c))) {
+			flow_learn(c->peer, ftv_flow_received(c));
+		} else {
+			continue;
+		}
+		flow_stall_log(c, now);
+		ftv_conn_stalled(c);
+	}
+	if (carried)
+		flow_learn(stalled[0]->peer, carried);
+}
+
+/* A keepalive acknowledges what @c owes; on one whose data waits
+ * unanswered, it also asks. If a policer dropped only the tail of that
+ * data, the peer, which saw nothing missing, now sees the gap, gives it
+ * up and answers; from a black hole nothing answers.
+ */
+static void flow_check_speak(struct ftv_conn *c, bool reports,
+			     unsigned long now, unsigned long wait)
+{
+	if (!ftv_flow_may_send(c, 0))
+		return;
+	if (reports && flow_unanswered(c, now, wait))
+		flow_probe(c, now);
+	else if (READ_ONCE(c->owes) || flow_report_due(c))
+		ftv_control_send_keepalive(c);
+}
+
 /**
  * ftv_flow_check - the session's look at its connections
  * @timer: the session's flow_timer
@@ -621,7 +671,7 @@ static void flow_stall_log(const struct ftv_conn *c, unsigned long now)
  */
 void ftv_flow_check(struct timer_list *timer)
 {
-	struct ftv_session *s = from_timer(s, timer, flow_timer);
+	struct ftv_session *s = timer_container_of(s, timer, flow_timer);
 	struct ftv_conn *c, *c_any = NULL, *stalled[FTV_SESSION_FLOWS];
 	unsigned int i, up = 0, n = 0;
 	unsigned long now = jiffies, wait = flow_suspect_wait(s);
@@ -630,7 +680,6 @@ void ftv_flow_check(struct timer_list *timer)
 	 */
 	bool reports = READ_ONCE(s->peer_reports);
 	bool watched = false, late;
-	u32 carried = 0;
 
 	late = time_after(now, READ_ONCE(s->checked_at) +
 			  msecs_to_jiffies(FTV_FLOW_CHECK_LATE_MS));
@@ -657,39 +706,9 @@ void ftv_flow_check(struct timer_list *timer)
 			    flow_overdue(c, now))
 				stalled[n++] = c;
 		}
-		/* A keepalive acknowledges what @c owes; on one whose data
-		 * waits unanswered, it also asks. If a policer dropped only
-		 * the tail of that data, the peer, which saw nothing missing,
-		 * now sees the gap, gives it up and answers; from a black
-		 * hole nothing answers.
-		 */
-		if (!ftv_flow_may_send(c, 0))
-			continue;
-		if (reports && flow_unanswered(c, now, wait))
-			flow_probe(c, now);
-		else if (READ_ONCE(c->owes) || flow_report_due(c))
-			ftv_send_keepalive(c);
+		flow_check_speak(c, reports, now, wait);
 	}
-	/* One connection stalled while others were answered: a censor cut
-	 * it. All of them at once, with joins: a censor that cuts each after
-	 * so many bytes, or a path that went; what they carried tells.
-	 */
-	for (i = 0; i < n; i++) {
-		c = stalled[i];
-		if (n == up && up > 1) {
-			carried = max(carried, ftv_flow_received(c));
-		} else if (time_after(READ_ONCE(s->acked_at),
-				      READ_ONCE(c->probed_at) +
-				      flow_patience(c))) {
-			flow_learn(c->peer, ftv_flow_received(c));
-		} else {
-			continue;
-		}
-		flow_stall_log(c, now);
-		ftv_conn_stalled(c);
-	}
-	if (carried)
-		flow_learn(stalled[0]->peer, carried);
+	flow_give_up_stalled(s, stalled, n, up, now);
 	/* A join wanted and held back to keep to the peer's rate. */
 	if (READ_ONCE(s->joins_deferred) && c_any) {
 		WRITE_ONCE(s->joins_deferred, false);

@@ -8,6 +8,8 @@
 
 #include "handshake.h"
 #include "conn.h"
+#include "connect.h"
+#include "control.h"
 #include "device.h"
 #include "noise.h"
 #include "open.h"
@@ -46,7 +48,7 @@ void ftv_handshake_synack(struct ftv_conn *conn, struct sk_buff *skb,
 	 * side up too. Where the responder answers joins, data waits for
 	 * that answer (open.c); if not, the join is up now.
 	 */
-	ftv_send_opening(conn);
+	ftv_control_send_opening(conn);
 	if (READ_ONCE(conn->answer_due))
 		return;
 	ftv_conn_join_opened(conn);
@@ -111,7 +113,7 @@ static void response_done(struct ftv_conn *conn)
 	/* The first sealed message: what we can do. It is also data for
 	 * the responder, which counts the session only once some arrives.
 	 */
-	ftv_send_hello(conn);
+	ftv_control_send_hello(conn);
 	ftv_peer_flush_staged(peer);
 	receive_early(conn);
 }

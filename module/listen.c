@@ -10,6 +10,8 @@
 
 #include "listen.h"
 #include "conn.h"
+#include "connect.h"
+#include "control.h"
 #include "device.h"
 #include "noise.h"
 #include "peer.h"
@@ -213,6 +215,27 @@ bool ftv_listen_receive(struct ftv_device *fdev, struct sk_buff *skb,
 	}
 }
 
+/* The peer an initiation's static key names, with a reference, if the
+ * initiation authenticates as that peer's and is newer than its last.
+ */
+static struct ftv_peer *authenticate_initiation(struct ftv_device *fdev,
+						const struct ftv_identity *identity,
+						const struct ftv_msg_init *init,
+						struct ftv_handshake *hs)
+{
+	u8 initiator[FTV_KEY_SIZE];
+	struct ftv_peer *peer;
+
+	if (!ftv_noise_consume_init(identity, init, hs, initiator))
+		return NULL;
+	peer = ftv_peer_lookup(fdev, initiator);
+	if (peer && !ftv_noise_consume_init_peer(peer, identity, init, hs)) {
+		ftv_peer_put(peer);
+		peer = NULL;
+	}
+	return peer;
+}
+
 /*
  * Parse and authenticate an initiation, read back into @init
  * (FTV_INIT_MAX bytes) if it came shaped; @len says how much of it there
@@ -246,8 +269,8 @@ static struct ftv_peer *open_initiation(struct ftv_device *fdev,
 	rcu_read_lock_bh();
 	identity = rcu_dereference_bh(fdev->identity);
 	if (identity) {
-		peer = ftv_noise_consume_init(fdev, identity, (void *)init,
-					      hs);
+		peer = authenticate_initiation(fdev, identity, (void *)init,
+					       hs);
 		*prefer_pending = peer && memcmp(identity->public_key,
 						 peer->public_key,
 						 FTV_KEY_SIZE) < 0;
@@ -358,7 +381,7 @@ static void handle_initiation(struct ftv_device *fdev, struct sk_buff *skb)
 	if (installed) {
 		ftv_send_payload(conn, resp, resp_len);
 		ftv_conn_responded(conn);
-		ftv_send_hello(conn);
+		ftv_control_send_hello(conn);
 		ftv_timers_connected(peer);
 		ftv_peer_flush_staged(peer);
 	}

@@ -11,7 +11,9 @@
 #include "netlink.h"
 #include "allowedips.h"
 #include "conn.h"
+#include "connect.h"
 #include "device.h"
+#include "event.h"
 #include "fec.h"
 #include "peer.h"
 #include "probe.h"
@@ -96,8 +98,6 @@ static const struct nla_policy device_policy[FTV_A_MAX + 1] = {
 	[FTV_A_SHAPE] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
-static struct genl_family ftv_genl_family;
-
 /* The device a request names, with a reference held. */
 static struct ftv_device *lookup_device(struct net *net, struct nlattr **attrs,
 					struct netlink_ext_ack *extack)
@@ -149,21 +149,6 @@ static int put_drops(struct sk_buff *skb, int attr,
 err:
 	nla_nest_cancel(skb, nest);
 	return -EMSGSIZE;
-}
-
-static int put_endpoint(struct sk_buff *skb, const struct ftv_endpoint *ep)
-{
-	if (ep->addr.sa_family == AF_INET)
-		return nla_put_in_addr(skb, FTV_PEER_A_ENDPOINT_IPV4,
-				       ep->addr4.sin_addr.s_addr) ||
-		       nla_put_u16(skb, FTV_PEER_A_ENDPOINT_PORT,
-				   ntohs(ep->addr4.sin_port));
-	if (ep->addr.sa_family == AF_INET6)
-		return nla_put_in6_addr(skb, FTV_PEER_A_ENDPOINT_IPV6,
-					&ep->addr6.sin6_addr) ||
-		       nla_put_u16(skb, FTV_PEER_A_ENDPOINT_PORT,
-				   ntohs(ep->addr6.sin6_port));
-	return 0;
 }
 
 /* One nest of the endpoints list. */
@@ -297,17 +282,6 @@ static u8 peer_state(struct ftv_peer *peer)
 	return peer->pending ? FTV_PEER_STATE_CONNECTING : FTV_PEER_STATE_IDLE;
 }
 
-/* Connections of the peer's current session that are up. */
-static u8 peer_flows_up(struct ftv_peer *peer)
-{
-	struct ftv_conn *conn;
-
-	lockdep_assert_held(&peer->lock);
-	conn = rcu_dereference_protected(peer->conn,
-					 lockdep_is_held(&peer->lock));
-	return conn ? min(ftv_conn_flows_up(conn), U8_MAX) : 0;
-}
-
 static int put_nonzero_u64(struct sk_buff *skb, int attr, u64 value)
 {
 	return value ? nla_put_u64_64bit(skb, attr, value, FTV_FEC_A_PAD) : 0;
@@ -407,7 +381,7 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	n_eps = copy_endpoints(peer, eps);
 	handshake = peer->last_handshake;
 	state = peer_state(peer);
-	flows_up = peer_flows_up(peer);
+	flows_up = ftv_event_flows_up(peer);
 	memcpy(psk, peer->preshared_key, FTV_KEY_LEN);
 	spin_unlock_bh(&peer->lock);
 	/* Only CAP_NET_ADMIN gets here (docs/threat-model.md): showconf
@@ -416,7 +390,8 @@ static int put_peer_attrs(struct sk_buff *skb, struct ftv_peer *peer)
 	ret = memchr_inv(psk, 0, FTV_KEY_LEN) ?
 	      nla_put(skb, FTV_PEER_A_PRESHARED_KEY, FTV_KEY_LEN, psk) : 0;
 	memzero_explicit(psk, sizeof(psk));
-	if (ret || put_endpoint(skb, &ep) || put_endpoints(skb, eps, n_eps) ||
+	if (ret || ftv_event_put_endpoint(skb, &ep) ||
+	    put_endpoints(skb, eps, n_eps) ||
 	    nla_put_u16(skb, FTV_PEER_A_PERSISTENT_KEEPALIVE,
 			peer->persistent_keepalive) ||
 	    nla_put_u64_64bit(skb, FTV_PEER_A_LAST_HANDSHAKE, handshake,
@@ -1630,59 +1605,6 @@ out:
 	return ret;
 }
 
-/**
- * ftv_netlink_notify - tell listeners of the "peers" group about @peer
- * @peer: the peer
- * @event: enum ftv_event; FTV_EVENT_UNSPEC sends nothing
- *
- * May be called in softirq context. It takes the peer's lock, so neither
- * that lock nor the device's conn_lock (which nests inside it) may be held.
- */
-void ftv_netlink_notify(struct ftv_peer *peer, u8 event)
-{
-	struct net_device *dev = peer->device->dev;
-	struct ftv_endpoint ep;
-	struct nlattr *nest;
-	struct sk_buff *skb;
-	u8 flows_up;
-	void *hdr;
-
-	lockdep_assert_not_held(&peer->lock);
-	lockdep_assert_not_held(&peer->device->conn_lock);
-	if (event == FTV_EVENT_UNSPEC ||
-	    !genl_has_listeners(&ftv_genl_family, dev_net(dev), 0))
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
-	if (!skb)
-		return;
-	hdr = genlmsg_put(skb, 0, 0, &ftv_genl_family, 0, FTV_CMD_PEER_EVENT);
-	if (!hdr)
-		goto err;
-	spin_lock_bh(&peer->lock);
-	ep = peer->endpoint;
-	flows_up = peer_flows_up(peer);
-	spin_unlock_bh(&peer->lock);
-	if (nla_put_u32(skb, FTV_A_IFINDEX, dev->ifindex) ||
-	    nla_put_string(skb, FTV_A_IFNAME, dev->name) ||
-	    nla_put_u8(skb, FTV_A_EVENT, event))
-		goto err;
-	nest = nla_nest_start(skb, FTV_A_PEER);
-	if (!nest ||
-	    nla_put(skb, FTV_PEER_A_PUBLIC_KEY, FTV_KEY_LEN, peer->public_key) ||
-	    put_endpoint(skb, &ep) ||
-	    nla_put_u8(skb, FTV_PEER_A_FLOWS_UP, flows_up) ||
-	    nla_put_u64_64bit(skb, FTV_PEER_A_ROTATIONS,
-			      atomic64_read(&peer->rotations), FTV_PEER_A_PAD))
-		goto err;
-	nla_nest_end(skb, nest);
-	genlmsg_end(skb, hdr);
-	genlmsg_multicast_netns(&ftv_genl_family, dev_net(dev), skb, 0, 0,
-				GFP_ATOMIC);
-	return;
-err:
-	nlmsg_free(skb);
-}
-
 /* Events name peers and endpoints: only for who may configure them. */
 static const struct genl_multicast_group ftv_mcgrps[] = {
 	{ .name = FTV_MCGRP_PEERS, .flags = GENL_MCAST_CAP_NET_ADMIN },
@@ -1718,7 +1640,7 @@ static const struct genl_ops ftv_genl_ops[] = {
 	}
 };
 
-static struct genl_family ftv_genl_family __ro_after_init = {
+struct genl_family ftv_genl_family __ro_after_init = {
 	.ops = ftv_genl_ops,
 	.n_ops = ARRAY_SIZE(ftv_genl_ops),
 	.mcgrps = ftv_mcgrps,

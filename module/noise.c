@@ -29,7 +29,7 @@ static u8 initial_hash[FTV_HASH_SIZE] __ro_after_init;
 static void hash2(u8 out[FTV_HASH_SIZE], const u8 *a, size_t alen,
 		  const u8 *b, size_t blen)
 {
-	struct sha256_state state;
+	struct ftv_compat_sha256 state;
 
 	sha256_init(&state);
 	sha256_update(&state, a, alen);
@@ -367,41 +367,53 @@ static bool timestamp_advance(struct ftv_peer *peer,
 }
 
 /**
- * ftv_noise_consume_init - authenticate an initiation
- * @fdev: the receiving device
+ * ftv_noise_consume_init - open an initiation's static key
  * @identity: our static key pair
  * @msg: the message
- * @hs: receives the state needed to answer
+ * @hs: receives the state needed to go on
+ * @initiator: receives the initiator's static public key, for the caller
+ *	to look its peer up by
  *
- * Return: the initiating peer with a reference held, or NULL if the message
- * does not authenticate, names no known peer, or is not newer than the last.
+ * The first half of authenticating an initiation; the second,
+ * ftv_noise_consume_init_peer(), needs the peer that key names.
+ *
+ * Return: false if the message does not authenticate.
  */
-struct ftv_peer *ftv_noise_consume_init(struct ftv_device *fdev,
-					const struct ftv_identity *identity,
-					const struct ftv_msg_init *msg,
-					struct ftv_handshake *hs)
+bool ftv_noise_consume_init(const struct ftv_identity *identity,
+			    const struct ftv_msg_init *msg,
+			    struct ftv_handshake *hs,
+			    u8 initiator[FTV_KEY_SIZE])
 {
-	u8 initiator_public[FTV_KEY_SIZE], timestamp[FTV_TIMESTAMP_SIZE];
-	struct ftv_peer *peer;
+	return init_open_static(hs, msg, identity, initiator);
+}
 
-	if (!init_open_static(hs, msg, identity, initiator_public))
-		return NULL;
-	peer = ftv_peer_lookup(fdev, initiator_public);
-	if (!peer)
-		return NULL;
-	if (!init_open_timestamp(hs, msg, identity, peer->public_key,
-				 timestamp) ||
-	    !timestamp_advance(peer, timestamp)) {
-		ftv_peer_put(peer);
-		return NULL;
-	}
-	return peer;
+/**
+ * ftv_noise_consume_init_peer - finish authenticating an initiation
+ * @peer: the peer whose key ftv_noise_consume_init() opened
+ * @identity: our static key pair
+ * @msg: the message
+ * @hs: the state from ftv_noise_consume_init(); receives what is needed
+ *	to answer
+ *
+ * Return: false if the timestamp does not authenticate or is not newer
+ * than the last one @peer sent.
+ */
+bool ftv_noise_consume_init_peer(struct ftv_peer *peer,
+				 const struct ftv_identity *identity,
+				 const struct ftv_msg_init *msg,
+				 struct ftv_handshake *hs)
+{
+	u8 timestamp[FTV_TIMESTAMP_SIZE];
+
+	return init_open_timestamp(hs, msg, identity, peer->public_key,
+				   timestamp) &&
+	       timestamp_advance(peer, timestamp);
 }
 
 /**
  * ftv_noise_create_resp - answer an authenticated initiation
  * @peer: the initiator
- * @hs: state from ftv_noise_consume_init(); zeroed on return
+ * @hs: state from ftv_noise_consume_init_peer(); zeroed on return
  * @msg: receives the response
  * @keys: receives the session's keys
  *

@@ -45,10 +45,14 @@ int ftv_noise_init(void);
 int ftv_noise_create_init(struct ftv_peer *peer,
 			  const struct ftv_identity *identity,
 			  struct ftv_handshake *hs, struct ftv_msg_init *msg);
-struct ftv_peer *ftv_noise_consume_init(struct ftv_device *fdev,
-					const struct ftv_identity *identity,
-					const struct ftv_msg_init *msg,
-					struct ftv_handshake *hs);
+bool ftv_noise_consume_init(const struct ftv_identity *identity,
+			    const struct ftv_msg_init *msg,
+			    struct ftv_handshake *hs,
+			    u8 initiator[FTV_KEY_SIZE]);
+bool ftv_noise_consume_init_peer(struct ftv_peer *peer,
+				 const struct ftv_identity *identity,
+				 const struct ftv_msg_init *msg,
+				 struct ftv_handshake *hs);
 int ftv_noise_create_resp(struct ftv_peer *peer, struct ftv_handshake *hs,
 			  struct ftv_msg_resp *msg,
 			  struct ftv_session_keys *keys);

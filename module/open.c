@@ -15,6 +15,8 @@
 #include "allowedips.h"
 #include "cell.h"
 #include "conn.h"
+#include "connect.h"
+#include "control.h"
 #include "crypto.h"
 #include "device.h"
 #include "fec.h"
@@ -87,7 +89,7 @@ static void maybe_ack(struct ftv_conn *conn)
 	    !READ_ONCE(conn->peer->probe.padding_asked))
 		ftv_send_ack(conn);
 	else if (ftv_flow_may_send(conn, 0))
-		ftv_send_keepalive(conn);
+		ftv_control_send_keepalive(conn);
 }
 
 /* The opener of a session also renews it when it mostly receives. */
@@ -191,7 +193,8 @@ static bool in_window(const struct ftv_conn *conn,
 
 /*
  * A join's first message, its opening, may come shaped (shape.c; the
- * sender's ftv_send_opening()): if it is, read it back where it lies.
+ * sender's ftv_control_send_opening()): if it is, read it back where it
+ * lies.
  * The segment's sequence numbers stay those of what was on the wire.
  * Return: false if it could not be made writable.
  */
@@ -334,77 +337,49 @@ static void rebuilt(void *arg, u64 counter, struct sk_buff *skb)
 	ftv_session_deliver(to->conn->session, counter, skb, to->deliver);
 }
 
-/* A message opened on @conn that the peer wants to hear of (flow.c). */
-static void report_due(struct ftv_conn *conn)
-{
-	if (!READ_ONCE(conn->report_due))
-		WRITE_ONCE(conn->report_due, true);
-}
-
-/* An opened message that carries no packet (enum ftv_control_type). */
+/* An opened message that carries no packet (control.c). */
 static void accept_control(struct ftv_conn *conn, u64 counter,
 			   struct sk_buff *skb, struct sk_buff_head *deliver)
 {
 	struct rebuilt_to to = { .conn = conn, .deliver = deliver };
-	u8 type = skb->len ? skb->data[0] : FTV_CONTROL_PAD;
-	int state = READ_ONCE(conn->state);
+	struct ftv_control_rx rx = {
+		.counter = counter,
+		.rebuilt = rebuilt,
+		.arg = &to,
+	};
 
 	/* What a probe's padding brought (probe.c); packets are not counted,
 	 * so data pays nothing for it.
 	 */
 	WRITE_ONCE(conn->rx_sealed, conn->rx_sealed + skb->len +
 		   FTV_DATA_OVERHEAD);
-	/* Reported on our next tick, but for a keepalive: it says whether
-	 * it asks (ftv_flow_ack_received()), or reports would answer
-	 * reports for ever.
-	 */
-	if (type != FTV_CONTROL_ACK)
-		report_due(conn);
-
-	if (type == FTV_CONTROL_REPAIR) {
-		ftv_fec_rebuild(&conn->session->fec,
-				state <= FTV_CONN_ESTABLISHED, counter, skb,
-				rebuilt, &to);
-	} else if (type == FTV_CONTROL_LOSS) {
-		ftv_fec_loss_report(&conn->session->fec, skb);
-	} else if (type == FTV_CONTROL_ACK &&
-		   skb->len >= sizeof(struct ftv_msg_ack)) {
-		ftv_flow_ack_received(conn, (struct ftv_msg_ack *)skb->data);
-	} else if (type == FTV_CONTROL_HELLO) {
-		ftv_fec_hello(&conn->session->fec, skb);
-		if (skb->len >= sizeof(struct ftv_msg_hello) &&
-		    (skb->data[1] & FTV_HELLO_F_OPENINGS) &&
-		    !READ_ONCE(conn->session->peer_reads_openings))
-			WRITE_ONCE(conn->session->peer_reads_openings, true);
-		if (skb->len >= sizeof(struct ftv_msg_hello) &&
-		    (skb->data[1] & FTV_HELLO_F_BOUND) &&
-		    !READ_ONCE(conn->session->peer_reports))
-			WRITE_ONCE(conn->session->peer_reports, true);
-		/* Joins only with a peer that binds them to their numbers:
-		 * an older one's would not open here, nor ours there.
-		 */
-		if (skb->len >= sizeof(struct ftv_msg_hello) &&
-		    (skb->data[1] & FTV_HELLO_F_JOINS) &&
-		    (skb->data[1] & FTV_HELLO_F_BOUND))
-			ftv_conn_peer_joins(conn);
-	} else if (type == FTV_CONTROL_JOIN_GONE &&
-		   skb->len >= sizeof(struct ftv_msg_join_gone)) {
-		ftv_conn_join_gone(conn, get_unaligned_le32(skb->data +
-				   offsetof(struct ftv_msg_join_gone, index)));
-	} else if (type == FTV_CONTROL_BUDGET &&
-		   skb->len >= sizeof(struct ftv_msg_budget)) {
-		ftv_flow_budget_given(conn, get_unaligned_le32(skb->data +
-				      offsetof(struct ftv_msg_budget, index)),
-				      get_unaligned_le32(skb->data +
-				      offsetof(struct ftv_msg_budget, bytes)));
-	} else if (type == FTV_CONTROL_PROBE_ASK) {
-		ftv_probe_asked(conn, skb);
-	} else if (type == FTV_CONTROL_PROBE_TELL) {
-		ftv_probe_answered(conn, skb);
-	}
+	ftv_control_accept(conn, skb, &rx);
 	consume_skb(skb);
 	/* Its counter may fill a gap that packets behind it wait at. */
 	ftv_session_deliver(conn->session, counter, NULL, deliver);
+}
+
+/* What an opened segment, with its message's @counter, says of both TCP
+ * streams, and what came on @conn by what authenticated (not by what the
+ * header says).
+ */
+static void track_opened(struct ftv_conn *conn, const struct ftv_cb *cb,
+			 u64 counter)
+{
+	struct ftv_segment seg;
+
+	/* Only what the tracker reads: this runs for every segment. */
+	seg.seq = cb->rx.seq;
+	seg.ack = cb->rx.ack;
+	seg.flags = cb->rx.flags;
+	seg.payload_len = cb->rx.shaped ? FTV_SHAPED_LEN(cb->rx.payload_len) :
+					  cb->rx.payload_len;
+	seg.opts.has_ts = cb->rx.has_ts;
+	seg.opts.tsval = cb->rx.tsval;
+	ftv_open_track(conn, &seg);
+	WRITE_ONCE(conn->rx_auth, conn->rx_auth + seg.payload_len);
+	if (counter >= conn->rx_high)
+		WRITE_ONCE(conn->rx_high, counter + 1);
 }
 
 /*
@@ -422,7 +397,6 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	struct net_device *dev = conn->device->dev;
 	struct ftv_cb *cb = FTV_CB(skb);
 	struct ftv_msg_data *msg;
-	struct ftv_segment seg;
 	unsigned int due;
 	u64 counter;
 
@@ -449,21 +423,10 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	due = ftv_fec_received(fec, counter, ftv_conn_tsval(conn),
 			       cb->rx.tsecr, cb->rx.has_ts);
 	if (due & FTV_FEC_DUE_HELLO)
-		ftv_send_hello(conn);
+		ftv_control_send_hello(conn);
 	if (due & FTV_FEC_DUE_LOSS)
-		ftv_send_loss_report(conn, ftv_fec_loss_to_report(fec));
-	seg.seq = cb->rx.seq;
-	seg.ack = cb->rx.ack;
-	seg.flags = cb->rx.flags;
-	seg.payload_len = cb->rx.shaped ? FTV_SHAPED_LEN(cb->rx.payload_len) :
-					  cb->rx.payload_len;
-	seg.opts.has_ts = cb->rx.has_ts;
-	seg.opts.tsval = cb->rx.tsval;
-	ftv_open_track(conn, &seg);
-	/* What came, by what authenticated, not by what the header says. */
-	WRITE_ONCE(conn->rx_auth, conn->rx_auth + seg.payload_len);
-	if (counter >= conn->rx_high)
-		WRITE_ONCE(conn->rx_high, counter + 1);
+		ftv_control_send_loss(conn, ftv_fec_loss_to_report(fec));
+	track_opened(conn, cb, counter);
 	skb_pull(skb, cb->rx.payload_off + sizeof(*msg));
 	skb_trim(skb, cb->rx.payload_len - FTV_DATA_OVERHEAD);
 	if (!skb->len || !(skb->data[0] >> 4)) {
@@ -476,7 +439,7 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 	 */
 	if (!READ_ONCE(conn->owes))
 		WRITE_ONCE(conn->owes, true);
-	report_due(conn);
+	ftv_conn_report_due(conn);
 	ftv_fec_keep(&conn->session->fec, counter, skb, rebuilt, &to);
 	if (!ready_inner(conn, skb))
 		skb = NULL;

@@ -7,11 +7,11 @@
  */
 
 #include "peer.h"
-#include "log.h"
 #include "conn.h"
 #include "device.h"
+#include "event.h"
 #include "fec.h"
-#include "netlink.h"
+#include "log.h"
 #include "send.h"
 #include "timers.h"
 
@@ -559,7 +559,7 @@ void ftv_peer_confirm(struct ftv_peer *peer, struct ftv_conn *conn)
 	spin_lock_bh(&peer->lock);
 	event = confirm_locked(peer, conn);
 	spin_unlock_bh(&peer->lock);
-	ftv_netlink_notify(peer, event);
+	ftv_event_notify(peer, event);
 }
 
 /**
@@ -575,7 +575,7 @@ void ftv_peer_lost(struct ftv_peer *peer)
 	peer->had_session = false;
 	spin_unlock_bh(&peer->lock);
 	if (had)
-		ftv_netlink_notify(peer, FTV_EVENT_LOST);
+		ftv_event_notify(peer, FTV_EVENT_LOST);
 }
 
 /**
@@ -622,7 +622,7 @@ bool ftv_peer_install_conn(struct ftv_peer *peer, struct ftv_conn *conn,
 	if (abandoned)
 		ftv_conn_retire(abandoned);
 	spin_unlock_bh(&peer->lock);
-	ftv_netlink_notify(peer, moved);
-	ftv_netlink_notify(peer, event);
+	ftv_event_notify(peer, moved);
+	ftv_event_notify(peer, event);
 	return true;
 }

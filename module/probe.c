@@ -35,6 +35,7 @@
 
 #include "probe.h"
 #include "conn.h"
+#include "control.h"
 #include "device.h"
 #include "flow.h"
 #include "peer.h"
@@ -240,7 +241,7 @@ static void probe_stop_told(struct ftv_probe *probe, struct ftv_conn *conn)
 		return;
 	ftv_fec_forget_loss(fec, before);
 	if (READ_ONCE(fec->peer_has_fec))
-		ftv_send_loss_report(conn, ftv_fec_loss_to_report(fec));
+		ftv_control_send_loss(conn, ftv_fec_loss_to_report(fec));
 }
 
 /**
@@ -277,8 +278,9 @@ int ftv_probe_send(struct ftv_peer *peer, const struct ftv_probe_request *step,
 	if (conn) {
 		if (step->step == FTV_PROBE_PAD)
 			probe_pad_asked(&peer->probe, conn);
-		ftv_send_padded(conn, &ask, sizeof(ask),
-				max_t(u32, step->length, sizeof(ask)));
+		ftv_control_send_padded(conn, &ask, sizeof(ask),
+					max_t(u32, step->length,
+					      sizeof(ask)));
 	} else {
 		ret = -ENOTCONN;
 	}
@@ -382,7 +384,7 @@ void ftv_probe_asked(struct ftv_conn *conn, struct sk_buff *skb)
 	tell.bytes = cpu_to_le32(granted);
 	tell.reset = cpu_to_le32(lower_32_bits(reset));
 	tell.reset_heard = cpu_to_le32(upper_32_bits(reset));
-	ftv_send_probe_tell(conn, &tell);
+	ftv_control_send_probe_tell(conn, &tell);
 }
 
 /**
@@ -430,14 +432,15 @@ static u32 probe_pad_due_locked(struct ftv_probe *probe)
 /* Whether padding may go on @c: the peer answers there. Padding is the
  * one thing this end sends on its peer's asking, up to
  * FTV_PROBE_MAX_RATE; what stopped acknowledging it, whatever the
- * reason, gets no more than FTV_PROBE_UNACKED_MAX.
+ * reason, gets no more than FTV_PROBE_UNACKED_MAX, and no more than
+ * FTV_PROBE_UNHEARD_MAX once a second has passed without a word from it.
  */
 static bool probe_pad_answered(const struct ftv_conn *c)
 {
 	u32 unacked = (u32)atomic_read(&c->snd_nxt) -
 		      (u32)atomic_read(&c->snd_una);
 
-	return !unacked ||
+	return unacked <= FTV_PROBE_UNHEARD_MAX ||
 	       (unacked <= FTV_PROBE_UNACKED_MAX &&
 		time_before(jiffies, READ_ONCE(c->heard_at) +
 			    msecs_to_jiffies(FTV_PROBE_HEARD_MS)));
@@ -484,7 +487,7 @@ static void probe_pad_work(struct work_struct *work)
 		u32 bytes = min(len, due);
 
 		/* Spread over every connection: one message each in turn. */
-		ftv_send_padded(conns[i++ % n], NULL, 0, bytes);
+		ftv_control_send_padded(conns[i++ % n], NULL, 0, bytes);
 		due -= bytes;
 	}
 	rcu_read_unlock_bh();

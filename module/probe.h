@@ -31,10 +31,15 @@ enum ftv_probe_limits {
 	/* The probe's joins that came up, remembered by number: the last. */
 	FTV_PROBE_JOINS = 16,
 	/* Padding goes only on a connection whose peer acknowledged all
-	 * that went on it, or all but this much and was heard within this
-	 * long: one whose peer stopped answering gets no more than that.
+	 * but FTV_PROBE_UNHEARD_MAX of what went on it, or all but
+	 * FTV_PROBE_UNACKED_MAX and was heard within FTV_PROBE_HEARD_MS:
+	 * one whose peer stopped answering gets no more than that. The
+	 * first allows for a keepalive of ours the peer has not yet
+	 * answered on a connection it has been quiet on for a while: until
+	 * 2026-12-04 any byte unacknowledged there kept a spread pad off it.
 	 */
 	FTV_PROBE_HEARD_MS = 1000,
+	FTV_PROBE_UNHEARD_MAX = 64 << 10,
 	FTV_PROBE_UNACKED_MAX = 2 << 20,
 };
 

@@ -28,7 +28,6 @@
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/icmp.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -59,7 +58,7 @@ static bool source_moved6(struct net *net, const struct flowi6 *fl6)
 	if (!ipv6_chk_addr(net, &fl6->saddr, NULL, 0))
 		return true;
 	now.saddr = in6addr_any;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &now, NULL);
+	dst = ftv_compat_ip6_dst_lookup_flow(net, &now);
 	if (IS_ERR(dst))
 		return false;
 	dst_release(dst);
@@ -144,7 +143,7 @@ static struct dst_entry *route6(struct ftv_device *fdev, struct net *net,
 	}
 	if (moved && !ipv6_addr_any(&fl6.saddr))
 		*moved = source_moved6(net, &fl6);
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	dst = ftv_compat_ip6_dst_lookup_flow(net, &fl6);
 	if (IS_ERR(dst))
 		return dst;
 	if (unlikely(dst->dev == fdev->dev)) {
@@ -1143,255 +1142,30 @@ stage:
 	rcu_read_unlock_bh();
 }
 
-/*
- * A sealed message that carries no packet: @len bytes of plaintext, then
- * zero padding to a random length, so that such messages do not all have
- * one telltale size. Return: its plaintext, zeroed, to fill in and send
- * with send_data(), or NULL.
- */
-static void *alloc_padded(unsigned int len, struct sk_buff **skb)
-{
-	unsigned int pad = get_random_u32() % (FTV_KEEPALIVE_PAD_MAX + 1);
-
-	*skb = alloc_control(len + pad + FTV_DATA_OVERHEAD);
-	return likely(*skb) ? skb_put_zero(*skb, len + pad) : NULL;
-}
-
-static void send_control(struct ftv_conn *about, struct sk_buff *skb);
-
 /**
- * ftv_send_loss_report - tell the peer how much of its traffic is lost
- * @conn: an established connection of the session, under RCU
- * @loss_ppm: the loss, in parts per million
+ * ftv_send_message_alloc - an skb for a sealed message that carries no
+ *	packet
+ * @len: its plaintext length
  *
- * A sealed control message (struct ftv_msg_loss), on the connection the
- * sender would choose for a small message: one a budget lets carry it.
- * A module without FEC takes it for a keepalive.
+ * Return: the skb, with room for the outer headers and the tag, or NULL.
  */
-void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm)
+struct sk_buff *ftv_send_message_alloc(unsigned int len)
 {
-	struct ftv_msg_loss *msg;
-	struct sk_buff *skb;
-
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return;
-	msg->type = FTV_CONTROL_LOSS;
-	msg->loss_ppm = cpu_to_be32(loss_ppm);
-	send_control(conn, skb);
+	return alloc_control(len + FTV_DATA_OVERHEAD);
 }
 
 /**
- * ftv_send_hello - say what this end can do, in a sealed message
- * @conn: a connection whose keys were just set (this is the first
- *	message sealed on it), or one whose peer has not yet shown that it
- *	heard the first (ftv_fec_received()); under RCU
+ * ftv_send_message - seal and send a message that carries no packet
+ * @conn: the connection it goes on, under RCU
+ * @skb: its plaintext (ftv_send_message_alloc()); consumed
+ * @shape: it goes shaped (shape.c), as a join's first message may
  *
- * struct ftv_msg_hello, on the connection the sender would choose for a
- * small message (@conn itself while it is the session's only one); a
- * module that predates it takes it for a keepalive.
+ * Queued behind what @conn's session queued before, as data is.
  */
-void ftv_send_hello(struct ftv_conn *conn)
+void ftv_send_message(struct ftv_conn *conn, struct sk_buff *skb, bool shape)
 {
-	struct ftv_msg_hello *msg;
-	struct sk_buff *skb;
-	bool joins;
-
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return;
-	msg->type = FTV_CONTROL_HELLO;
-	msg->flags = FTV_HELLO_F_FEC | FTV_HELLO_F_OPENINGS | FTV_HELLO_F_BOUND;
-	/* A responder takes joins if its session expects some; an
-	 * initiator says whether it will open some (a list of endpoints
-	 * keeps one up: ftv_peer_flows_wanted()).
-	 */
-	if (conn->is_initiator)
-		joins = READ_ONCE(conn->peer->flows) > 1 ||
-			READ_ONCE(conn->peer->endpoints);
-	else
-		joins = READ_ONCE(conn->session->join.live);
-	if (joins)
-		msg->flags |= FTV_HELLO_F_JOINS;
-	send_control(conn, skb);
-}
-
-/* A keepalive's struct ftv_msg_ack, for @conn: a zero first nibble is no
- * IP version, which is how the receiver knows it carries no packet.
- */
-static struct sk_buff *alloc_keepalive(struct ftv_conn *conn, u8 flags)
-{
-	struct ftv_msg_ack *msg;
-	struct sk_buff *skb;
-
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return NULL;
-	msg->type = FTV_CONTROL_ACK;
-	msg->flags = flags;
-	ftv_flow_ack_fill(conn, msg);
-	return skb;
-}
-
-/**
- * ftv_send_keepalive - send a sealed message that carries no packet
- * @conn: an established connection
- *
- * It says what came on @conn (struct ftv_msg_ack), padded to a random
- * length, and asks nothing: the peer does not answer it.
- */
-void ftv_send_keepalive(struct ftv_conn *conn)
-{
-	struct sk_buff *skb = alloc_keepalive(conn, 0);
-
-	if (likely(skb))
-		send_data(conn, skb, false);
-}
-
-/**
- * ftv_send_session_keepalive - a keepalive for the session, not for one
- *	of its connections
- * @conn: the peer's current connection, under RCU
- *
- * On the connection the sender would choose for a small message: a
- * budget that keeps anything more off @conn keeps this off too.
- */
-void ftv_send_session_keepalive(struct ftv_conn *conn)
-{
-	struct ftv_conn *via = ftv_flow_pick(conn, 0);
-
-	if (via)
-		ftv_send_keepalive(via);
-}
-
-/**
- * ftv_send_ask - send a keepalive that asks the peer to report
- * @conn: an established connection whose data waits for a report
- *	(flow.c)
- */
-void ftv_send_ask(struct ftv_conn *conn)
-{
-	struct sk_buff *skb = alloc_keepalive(conn, FTV_ACK_F_ASK);
-
-	if (likely(skb))
-		send_data(conn, skb, false);
-}
-
-/**
- * ftv_send_opening - send a join's first message, a keepalive, before any
- *	other goes on it
- * @conn: a join, established, whose ->opening keeps the sender's choice
- *	(ftv_flow_pick()) off it until this is queued (conn.c clears it):
- *	the session's transmit queue sends in the order jobs were queued
- *
- * It goes shaped (shape.c) when @conn's opening is to be and the peer
- * said that it reads shaped openings of joins: a censor that judges each
- * connection's first message then sees what it sees at the opening of a
- * session.
- */
-void ftv_send_opening(struct ftv_conn *conn)
-{
-	struct sk_buff *skb = alloc_keepalive(conn, 0);
-
-	if (likely(skb)) {
-		FTV_CB(skb)->tx.shape = conn->shape_opening &&
-			READ_ONCE(conn->session->peer_reads_openings);
-		queue_data(conn, skb, false, 0, 0);
-	}
-}
-
-/* A control message about @about's session, on the connection the sender
- * would choose for a small message.
- */
-static void send_control(struct ftv_conn *about, struct sk_buff *skb)
-{
-	struct ftv_conn *via = ftv_flow_pick(about, 0);
-
-	if (unlikely(!via)) {
-		kfree_skb(skb);
-		return;
-	}
-	send_data(via, skb, false);
-}
-
-/**
- * ftv_send_join_gone - tell the responder that a join was given up
- * @about: a connection of the session, under RCU: the initiator's join,
- *	retired
- * @index: the join's number
- *
- * Sent on another connection of the session, the one the sender would
- * choose for a small message.
- */
-void ftv_send_join_gone(struct ftv_conn *about, u32 index)
-{
-	struct ftv_msg_join_gone *msg;
-	struct sk_buff *skb;
-
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return;
-	msg->type = FTV_CONTROL_JOIN_GONE;
-	msg->index = cpu_to_le32(index);
-	send_control(about, skb);
-}
-
-/**
- * ftv_send_budget - give the responder a connection's budget
- * @conn: the initiator's connection, under RCU
- */
-void ftv_send_budget(struct ftv_conn *conn)
-{
-	struct ftv_msg_budget *msg;
-	struct sk_buff *skb;
-
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return;
-	msg->type = FTV_CONTROL_BUDGET;
-	msg->index = cpu_to_le32(conn->join_index);
-	msg->bytes = cpu_to_le32(READ_ONCE(conn->budget));
-	send_control(conn, skb);
-}
-
-/**
- * ftv_send_probe_tell - answer a probe's ask
- * @conn: the connection the ask came on, under RCU
- * @tell: the answer
- */
-void ftv_send_probe_tell(struct ftv_conn *conn,
-			 const struct ftv_msg_probe_tell *tell)
-{
-	struct sk_buff *skb;
-	void *msg;
-
-	msg = alloc_padded(sizeof(*tell), &skb);
-	if (likely(msg)) {
-		memcpy(msg, tell, sizeof(*tell));
-		send_data(conn, skb, false);
-	}
-}
-
-/**
- * ftv_send_padded - send a probe's message padded to a length
- * @conn: the connection, under RCU
- * @msg: what goes first (a probe's ask), or NULL for padding only
- * @msg_len: its length
- * @len: the plaintext length, at least @msg_len; zero bytes after @msg,
- *	as a keepalive's
- */
-void ftv_send_padded(struct ftv_conn *conn, const void *msg,
-		     unsigned int msg_len, unsigned int len)
-{
-	struct sk_buff *skb = alloc_control(len + FTV_DATA_OVERHEAD);
-	void *p;
-
-	if (unlikely(!skb))
-		return;
-	p = skb_put_zero(skb, len);
-	if (msg)
-		memcpy(p, msg, msg_len);
-	send_data(conn, skb, false);
+	FTV_CB(skb)->tx.shape = shape;
+	queue_data(conn, skb, false, 0, 0);
 }
 
 /**

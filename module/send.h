@@ -10,7 +10,6 @@
 
 struct ftv_conn;
 struct ftv_device;
-struct ftv_msg_probe_tell;
 struct ftv_peer;
 struct ftv_tuple;
 struct ftv_tcp_params;
@@ -26,18 +25,8 @@ void ftv_send_packet(struct ftv_peer *peer, struct sk_buff *skb);
 enum ftv_job_state ftv_send_crypt(struct sk_buff *head);
 struct ftv_serial *ftv_send_serial(struct sk_buff *head);
 void ftv_send_finish_job(struct sk_buff *head);
-void ftv_send_hello(struct ftv_conn *conn);
-void ftv_send_keepalive(struct ftv_conn *conn);
-void ftv_send_ask(struct ftv_conn *conn);
-void ftv_send_session_keepalive(struct ftv_conn *conn);
-void ftv_send_opening(struct ftv_conn *conn);
-void ftv_send_join_gone(struct ftv_conn *about, u32 index);
-void ftv_send_budget(struct ftv_conn *conn);
-void ftv_send_probe_tell(struct ftv_conn *conn,
-			 const struct ftv_msg_probe_tell *tell);
-void ftv_send_padded(struct ftv_conn *conn, const void *msg,
-		     unsigned int msg_len, unsigned int len);
-void ftv_send_loss_report(struct ftv_conn *conn, u32 loss_ppm);
+struct sk_buff *ftv_send_message_alloc(unsigned int len);
+void ftv_send_message(struct ftv_conn *conn, struct sk_buff *skb, bool shape);
 void ftv_send_syn(struct ftv_conn *conn);
 void ftv_send_join_synack(struct ftv_conn *conn);
 void ftv_send_ack(struct ftv_conn *conn);

@@ -102,8 +102,8 @@ static void session_release(struct kref *kref)
 	/* No job is left to arm it; it may arm itself, which this waits
 	 * out.
 	 */
-	del_timer_sync(&s->reorder_timer);
-	del_timer_sync(&s->flow_timer);
+	timer_delete_sync(&s->reorder_timer);
+	timer_delete_sync(&s->flow_timer);
 	if (s->reorder) {
 		ftv_reorder_purge(s->reorder);
 		kfree(s->reorder);
@@ -339,7 +339,7 @@ void ftv_session_deliver_done(struct ftv_session *s)
 /* A gap waited long enough: what is held goes, unless it filled. */
 static void reorder_expired(struct timer_list *timer)
 {
-	struct ftv_session *s = from_timer(s, timer, reorder_timer);
+	struct ftv_session *s = timer_container_of(s, timer, reorder_timer);
 	struct sk_buff_head out;
 	unsigned int dropped;
 

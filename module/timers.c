@@ -6,10 +6,12 @@
  */
 
 #include "timers.h"
-#include "log.h"
 #include "conn.h"
+#include "connect.h"
+#include "control.h"
 #include "device.h"
-#include "netlink.h"
+#include "event.h"
+#include "log.h"
 #include "peer.h"
 #include "send.h"
 
@@ -69,7 +71,7 @@ static bool session_stalled(struct ftv_peer *peer)
  */
 static void connect_expired(struct timer_list *timer)
 {
-	struct ftv_peer *peer = from_timer(peer, timer, connect_timer);
+	struct ftv_peer *peer = timer_container_of(peer, timer, connect_timer);
 	bool moved = false;
 	struct ftv_conn *conn;
 
@@ -99,7 +101,7 @@ static void connect_expired(struct timer_list *timer)
 	rcu_read_unlock_bh();
 	/* A timer, with no lock held: the peer's is taken to tell. */
 	if (moved)
-		ftv_netlink_notify(peer, FTV_EVENT_FAILOVER);
+		ftv_event_notify(peer, FTV_EVENT_FAILOVER);
 }
 
 /* Data went unanswered: the path (a NAT mapping, a middlebox's state, the
@@ -108,7 +110,7 @@ static void connect_expired(struct timer_list *timer)
  */
 static void dead_expired(struct timer_list *timer)
 {
-	struct ftv_peer *peer = from_timer(peer, timer, dead_timer);
+	struct ftv_peer *peer = timer_container_of(peer, timer, dead_timer);
 
 	if (!peer_alive(peer))
 		return;
@@ -140,7 +142,7 @@ void ftv_timers_path_moved(struct ftv_peer *peer)
 
 static void reply_expired(struct timer_list *timer)
 {
-	struct ftv_peer *peer = from_timer(peer, timer, reply_timer);
+	struct ftv_peer *peer = timer_container_of(peer, timer, reply_timer);
 	struct ftv_conn *conn;
 
 	/* A flag rather than jiffies: a reply can go out in the same jiffy
@@ -152,13 +154,13 @@ static void reply_expired(struct timer_list *timer)
 	rcu_read_lock_bh();
 	conn = rcu_dereference_bh(peer->conn);
 	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED)
-		ftv_send_session_keepalive(conn);
+		ftv_control_send_session_keepalive(conn);
 	rcu_read_unlock_bh();
 }
 
 static void keepalive_expired(struct timer_list *timer)
 {
-	struct ftv_peer *peer = from_timer(peer, timer, keepalive_timer);
+	struct ftv_peer *peer = timer_container_of(peer, timer, keepalive_timer);
 	unsigned int interval = READ_ONCE(peer->persistent_keepalive);
 	struct ftv_conn *conn;
 
@@ -169,7 +171,7 @@ static void keepalive_expired(struct timer_list *timer)
 	if (conn && READ_ONCE(conn->state) == FTV_CONN_ESTABLISHED) {
 		if (time_after_eq(jiffies, READ_ONCE(peer->last_sent) +
 				  (interval - 1) * HZ))
-			ftv_send_session_keepalive(conn);
+			ftv_control_send_session_keepalive(conn);
 	} else {
 		ftv_timers_want_connection(peer);
 	}
@@ -196,12 +198,12 @@ void ftv_timers_init(struct ftv_peer *peer)
  */
 void ftv_timers_stop(struct ftv_peer *peer)
 {
-	del_timer_sync(&peer->connect_timer);
-	del_timer_sync(&peer->keepalive_timer);
-	del_timer_sync(&peer->dead_timer);
-	del_timer_sync(&peer->reply_timer);
+	timer_delete_sync(&peer->connect_timer);
+	timer_delete_sync(&peer->keepalive_timer);
+	timer_delete_sync(&peer->dead_timer);
+	timer_delete_sync(&peer->reply_timer);
 	cancel_work_sync(&peer->connect_work);
-	del_timer_sync(&peer->connect_timer);
+	timer_delete_sync(&peer->connect_timer);
 }
 
 /**
@@ -231,7 +233,7 @@ void ftv_timers_connect_started(struct ftv_peer *peer)
  */
 void ftv_timers_connected(struct ftv_peer *peer)
 {
-	del_timer(&peer->connect_timer);
+	timer_delete(&peer->connect_timer);
 	ftv_timers_keepalive_changed(peer);
 }
 
@@ -276,7 +278,7 @@ void ftv_timers_received(struct ftv_peer *peer, bool data)
 	if (READ_ONCE(peer->last_received) != now)
 		WRITE_ONCE(peer->last_received, now);
 	if (timer_pending(&peer->dead_timer))
-		del_timer(&peer->dead_timer);
+		timer_delete(&peer->dead_timer);
 	if (!data)
 		return;
 	if (READ_ONCE(peer->sent_since_rx))
@@ -295,7 +297,7 @@ void ftv_timers_keepalive_changed(struct ftv_peer *peer)
 	unsigned int interval = READ_ONCE(peer->persistent_keepalive);
 
 	if (!interval)
-		del_timer(&peer->keepalive_timer);
+		timer_delete(&peer->keepalive_timer);
 	else if (peer_alive(peer) && !timer_pending(&peer->keepalive_timer))
 		mod_timer(&peer->keepalive_timer, jiffies + interval * HZ);
 }

@@ -59,7 +59,7 @@ void ftv_token_key(siphash_key_t *key, const u8 public_key[FTV_KEY_SIZE],
 {
 	static const char label[] = "ftv SYN token v1";
 	u8 digest[SHA256_DIGEST_SIZE];
-	struct sha256_state state;
+	struct ftv_compat_sha256 state;
 	__le64 half[2];
 
 	sha256_init(&state);
@@ -189,7 +189,7 @@ int ftv_token_update_peer(struct ftv_peer *peer)
 {
 	struct ftv_device *fdev = peer->device;
 	struct ftv_token_psk *psk = &peer->token;
-	struct ftv_identity identity;
+	const struct ftv_identity *identity;
 	u8 key[FTV_KEY_SIZE];
 	int ret = 0;
 
@@ -198,17 +198,18 @@ int ftv_token_update_peer(struct ftv_peer *peer)
 	spin_lock_bh(&peer->lock);
 	memcpy(key, peer->preshared_key, sizeof(key));
 	spin_unlock_bh(&peer->lock);
-	if (!memchr_inv(key, 0, sizeof(key)) ||
-	    !ftv_device_copy_identity(fdev, &identity))
+	/* The identity changes only under the lock held here. */
+	identity = rcu_dereference_protected(fdev->identity,
+					     lockdep_is_held(&fdev->device_update_lock));
+	if (!memchr_inv(key, 0, sizeof(key)) || !identity)
 		goto out;
-	ftv_token_key(&psk->key, identity.public_key, key);
+	ftv_token_key(&psk->key, identity->public_key, key);
 	psk->tag = token_tag(&psk->key);
 	ret = rhltable_insert(&fdev->psk_tokens, &psk->node, psk_params);
 	if (!ret) {
 		psk->hashed = true;
 		WRITE_ONCE(fdev->num_psk_peers, fdev->num_psk_peers + 1);
 	}
-	memzero_explicit(&identity, sizeof(identity));
 out:
 	memzero_explicit(key, sizeof(key));
 	return ret;
