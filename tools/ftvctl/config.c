@@ -16,6 +16,7 @@
 #include "config.h"
 #include "encoding.h"
 #include "parse.h"
+#include "settings.h"
 #include "util.h"
 
 enum section {
@@ -31,115 +32,9 @@ struct reader {
 	enum section section;
 	unsigned int section_line;	/* where the current section started */
 	bool seen_interface;
-	uint32_t seen_keys;		/* bit i: keys[i] given in this section */
+	uint32_t seen_keys;		/* bit i: setting i given in this section */
 	struct peer_index peers;	/* of dev, to find a second [Peer] */
 };
-
-struct key {
-	const char *name;
-	enum section section;
-	bool (*parse)(struct reader *r, const char *value);
-	bool repeatable;
-};
-
-static bool parse_private_key(struct reader *r, const char *value)
-{
-	/* The value is a secret: it is not quoted back. */
-	if (!key_from_base64(r->dev->private_key, value)) {
-		print_error("PrivateKey is not a base64 key (%d characters)",
-			    KEY_B64_LEN);
-		return false;
-	}
-	r->dev->flags |= DEVICE_HAS_PRIVATE_KEY;
-	return true;
-}
-
-static bool parse_listen_port(struct reader *r, const char *value)
-{
-	r->dev->flags |= DEVICE_HAS_LISTEN_PORT;
-	return parse_port(&r->dev->listen_port, value);
-}
-
-static bool parse_mark(struct reader *r, const char *value)
-{
-	r->dev->flags |= DEVICE_HAS_FWMARK;
-	return parse_fwmark(&r->dev->fwmark, value);
-}
-
-static bool parse_interface_shape(struct reader *r, const char *value)
-{
-	r->dev->flags |= DEVICE_HAS_SHAPE;
-	return parse_shape(&r->dev->shape, value);
-}
-
-static bool parse_peer_key(struct reader *r, const char *value)
-{
-	r->peer->flags |= PEER_HAS_PUBLIC_KEY;
-	return parse_public_key(r->peer->public_key, value);
-}
-
-static bool parse_psk(struct reader *r, const char *value)
-{
-	if (!key_from_base64(r->peer->preshared_key, value)) {
-		print_error("PresharedKey is not a base64 key (%d characters)",
-			    KEY_B64_LEN);
-		return false;
-	}
-	r->peer->flags |= PEER_HAS_PRESHARED_KEY;
-	return true;
-}
-
-static bool parse_peer_endpoint(struct reader *r, const char *value)
-{
-	return parse_endpoints(r->peer, value);
-}
-
-static bool parse_peer_allowedips(struct reader *r, const char *value)
-{
-	return parse_allowedips(r->peer, value);
-}
-
-static bool parse_peer_keepalive(struct reader *r, const char *value)
-{
-	r->peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
-	return parse_keepalive(&r->peer->persistent_keepalive, value);
-}
-
-static bool parse_peer_fec(struct reader *r, const char *value)
-{
-	r->peer->flags |= PEER_HAS_FEC;
-	return parse_fec(&r->peer->fec, value);
-}
-
-static bool parse_peer_flows(struct reader *r, const char *value)
-{
-	r->peer->flags |= PEER_HAS_FLOWS;
-	return parse_flows(&r->peer->flows, value);
-}
-
-static bool parse_peer_rotate(struct reader *r, const char *value)
-{
-	r->peer->flags |= PEER_HAS_ROTATE;
-	return parse_rotate(&r->peer->rotate, value);
-}
-
-static const struct key keys[] = {
-	{ "PrivateKey", SECTION_INTERFACE, parse_private_key, false },
-	{ "ListenPort", SECTION_INTERFACE, parse_listen_port, false },
-	{ "FwMark", SECTION_INTERFACE, parse_mark, false },
-	{ "Shape", SECTION_INTERFACE, parse_interface_shape, false },
-	{ "PublicKey", SECTION_PEER, parse_peer_key, false },
-	{ "PresharedKey", SECTION_PEER, parse_psk, false },
-	{ "Endpoint", SECTION_PEER, parse_peer_endpoint, false },
-	/* Several lines add up, as several entries on one line do. */
-	{ "AllowedIPs", SECTION_PEER, parse_peer_allowedips, true },
-	{ "PersistentKeepalive", SECTION_PEER, parse_peer_keepalive, false },
-	{ "FEC", SECTION_PEER, parse_peer_fec, false },
-	{ "Flows", SECTION_PEER, parse_peer_flows, false },
-	{ "Rotate", SECTION_PEER, parse_peer_rotate, false },
-};
-
-#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 
 /* [Interface] keys that ftv-quick(8) acts on and strips before ftvctl. */
 static const char *const quick_keys[] = {
@@ -228,12 +123,11 @@ static bool begin_section(struct reader *r, char *header, unsigned int line)
 
 static bool read_key(struct reader *r, const char *name, const char *value)
 {
+	const struct setting *s = setting_by_key(name);
+	enum section section;
 	size_t i;
 
-	for (i = 0; i < KEY_COUNT; i++)
-		if (!strcasecmp(name, keys[i].name))
-			break;
-	if (i == KEY_COUNT) {
+	if (!s) {
 		if (r->section != SECTION_PEER && is_quick_key(name))
 			print_error("'%s' is a key of ftv-quick(8), not of ftvctl (ftv-quick strip removes such keys)",
 				    name);
@@ -249,18 +143,20 @@ static bool read_key(struct reader *r, const char *name, const char *value)
 			    name);
 		return false;
 	}
-	if (keys[i].section != r->section) {
-		print_error("'%s' belongs in %s, not in %s", keys[i].name,
-			    section_names[keys[i].section],
-			    section_names[r->section]);
+	section = s->of == SETTING_DEVICE ? SECTION_INTERFACE : SECTION_PEER;
+	if (section != r->section) {
+		print_error("'%s' belongs in %s, not in %s", s->key,
+			    section_names[section], section_names[r->section]);
 		return false;
 	}
-	if (!keys[i].repeatable && (r->seen_keys & (1U << i))) {
-		print_error("'%s' given twice in one section", keys[i].name);
+	i = setting_index(s);
+	if (!s->repeatable && (r->seen_keys & (1U << i))) {
+		print_error("'%s' given twice in one section", s->key);
 		return false;
 	}
 	r->seen_keys |= 1U << i;
-	return keys[i].parse(r, value);
+	return s->parse(section == SECTION_INTERFACE ? (void *)r->dev :
+			(void *)r->peer, value, SETTING_FROM_FILE);
 }
 
 static bool read_line(struct reader *r, char *line, size_t len,
@@ -362,90 +258,14 @@ struct device *config_read_file(const char *path)
 	return dev;
 }
 
-static void write_key(FILE *f, const char *name, const uint8_t *key)
-{
-	char b64[KEY_B64_LEN + 1];
-
-	key_to_base64(b64, key);
-	fprintf(f, "%s = %s\n", name, b64);
-	sodium_memzero(b64, sizeof(b64));
-}
-
-/* The configured list if known, else the endpoint (showconf of a peer
- * that only answers, or of a module that reports no list).
- */
-static void write_endpoints(FILE *f, const struct peer *peer)
-{
-	char buf[ENDPOINT_STRLEN];
-	unsigned int i;
-
-	if ((peer->flags & PEER_HAS_ENDPOINTS) && peer->endpoints) {
-		for (i = 0; i < peer->endpoints->count; i++) {
-			endpoint_to_string(buf, &peer->endpoints->ep[i]);
-			fprintf(f, "%s%s", i ? ", " : "Endpoint = ", buf);
-		}
-		fprintf(f, "\n");
-	} else if (peer->flags & PEER_HAS_ENDPOINT) {
-		endpoint_to_string(buf, &peer->endpoint);
-		fprintf(f, "Endpoint = %s\n", buf);
-	}
-}
-
-static void write_peer(FILE *f, const struct peer *peer)
-{
-	char buf[ALLOWEDIP_STRLEN > ENDPOINT_STRLEN ? ALLOWEDIP_STRLEN
-						    : ENDPOINT_STRLEN];
-	const struct allowedip *ip;
-	char rotate[ROTATE_STRLEN];
-	char fec[FEC_STRLEN];
-
-	fprintf(f, "\n[Peer]\n");
-	write_key(f, "PublicKey", peer->public_key);
-	if ((peer->flags & PEER_HAS_PRESHARED_KEY) &&
-	    !sodium_is_zero(peer->preshared_key, FTV_KEY_LEN))
-		write_key(f, "PresharedKey", peer->preshared_key);
-	for (ip = peer->first_allowedip; ip; ip = ip->next) {
-		allowedip_to_string(buf, ip);
-		fprintf(f, "%s%s", ip == peer->first_allowedip ?
-			"AllowedIPs = " : ", ", buf);
-	}
-	if (peer->first_allowedip)
-		fprintf(f, "\n");
-	write_endpoints(f, peer);
-	if (peer->persistent_keepalive)
-		fprintf(f, "PersistentKeepalive = %u\n",
-			peer->persistent_keepalive);
-	/* Left out, it is the default: setconf and syncconf read it so. */
-	if (!fec_equal(peer_fec(peer), FEC_DEFAULT)) {
-		fec_to_string(fec, peer->fec);
-		fprintf(f, "FEC = %s\n", fec);
-	}
-	if (peer_flows(peer) != FLOWS_DEFAULT)
-		fprintf(f, "Flows = %u\n", peer->flows);
-	if (peer_rotate(peer) != ROTATE_DEFAULT) {
-		rotate_to_string(rotate, peer->rotate);
-		fprintf(f, "Rotate = %s\n", rotate);
-	}
-}
-
 void config_write(FILE *f, const struct device *dev)
 {
 	const struct peer *peer;
 
 	fprintf(f, "[Interface]\n");
-	if ((dev->flags & DEVICE_HAS_PRIVATE_KEY) &&
-	    !sodium_is_zero(dev->private_key, FTV_KEY_LEN))
-		write_key(f, "PrivateKey", dev->private_key);
-	if (dev->listen_port)
-		fprintf(f, "ListenPort = %u\n", dev->listen_port);
-	if (dev->fwmark)
-		fprintf(f, "FwMark = 0x%x\n", dev->fwmark);
-	/*
-	 * Always, when known: setconf leaves an [Interface] key the file
-	 * lacks as it is, so "on" must be said to be restored.
-	 */
-	if (dev->flags & DEVICE_HAS_SHAPE)
-		fprintf(f, "Shape = %s\n", dev->shape ? "on" : "off");
-	for (peer = dev->first_peer; peer; peer = peer->next)
-		write_peer(f, peer);
+	settings_write(f, SETTING_DEVICE, dev);
+	for (peer = dev->first_peer; peer; peer = peer->next) {
+		fprintf(f, "\n[Peer]\n");
+		settings_write(f, SETTING_PEER, peer);
+	}
 }

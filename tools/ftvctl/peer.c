@@ -5,6 +5,7 @@
 
 #include "ipc.h"
 #include "parse.h"
+#include "settings.h"
 #include "subcommands.h"
 #include "util.h"
 
@@ -47,36 +48,16 @@ static const struct peer_op *find_op(const char *name)
 static bool peer_option(struct peer *peer, const struct peer_op *op,
 			const char *option, const char *value)
 {
-	if (!strcmp(option, "endpoint"))
-		return parse_endpoints(peer, value);
-	if (!strcmp(option, "allowed-ips")) {
-		if (op->replaces_allowedips)
-			peer->flags |= PEER_REPLACE_ALLOWEDIPS;
-		return parse_allowedips(peer, value);
+	const struct setting *s = setting_by_word(SETTING_PEER, option);
+
+	if (!s) {
+		print_error("peer %s: unknown option '%s'", op->name, option);
+		usage(stderr);
+		return false;
 	}
-	if (!strcmp(option, "preshared-key")) {
-		peer->flags |= PEER_HAS_PRESHARED_KEY;
-		return read_key_file(peer->preshared_key, value);
-	}
-	if (!strcmp(option, "persistent-keepalive")) {
-		peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
-		return parse_keepalive(&peer->persistent_keepalive, value);
-	}
-	if (!strcmp(option, "fec")) {
-		peer->flags |= PEER_HAS_FEC;
-		return parse_fec(&peer->fec, value);
-	}
-	if (!strcmp(option, "flows")) {
-		peer->flags |= PEER_HAS_FLOWS;
-		return parse_flows(&peer->flows, value);
-	}
-	if (!strcmp(option, "rotate")) {
-		peer->flags |= PEER_HAS_ROTATE;
-		return parse_rotate(&peer->rotate, value);
-	}
-	print_error("peer %s: unknown option '%s'", op->name, option);
-	usage(stderr);
-	return false;
+	if (!strcmp(option, "allowed-ips") && op->replaces_allowedips)
+		peer->flags |= PEER_REPLACE_ALLOWEDIPS;
+	return s->parse(peer, value, SETTING_FROM_ARG);
 }
 
 /* argv: peer OP DEV PUBKEY [option value]... */

@@ -405,6 +405,50 @@ route:
 	r->route_mtu = route_mtu(run);
 }
 
+/* Before a freeze pad of @nominal seconds on @index: what @before it had
+ * carried. Returns NULL, or why it cannot go.
+ */
+static const char *freeze_begin(struct run *run, uint32_t index,
+				double nominal, struct probe_reply *before,
+				struct freeze_result *f)
+{
+	const struct probe_conn *c;
+
+	memset(f, 0, sizeof(*f));
+	f->index = index;
+	if (run->deadline - now() < nominal + 2 * ECHO_WAIT)
+		return "out of time (a run takes 30 s at most)";
+	if (probe_read(run, before))
+		return "the probe failed";
+	c = find_conn(before, index);
+	if (!c || !c->has_rx_stream)
+		return "the connection went down";
+	f->carried = c->rx_stream;
+	return NULL;
+}
+
+/* What connection @index has brought of a freeze step's pad since
+ * @before, and when it last grew; one given up meanwhile keeps what it
+ * had.
+ */
+static void freeze_note(const struct probe_reply *before,
+			const struct probe_reply *rep, uint32_t index,
+			double *grew, struct freeze_result *f)
+{
+	const struct probe_conn *c = find_conn(rep, index);
+	uint64_t came;
+
+	if (!c)
+		return;
+	came = conn_came(before, c);
+	if (came > f->came) {
+		f->came = came;
+		*grew = now();
+	}
+	if (c->has_rx_stream)
+		f->carried = c->rx_stream;
+}
+
 /*
  * One pad of the freeze step on connection @index, watched every 50 ms
  * until the peer has sent it all and a round trip more: what came of it,
@@ -430,20 +474,12 @@ static const char *freeze_pad(struct run *run, uint32_t index,
 	double rtt = run->r.answer_ms / 1000.0, t0, grew;
 	struct probe_reply before, rep;
 	uint32_t nonce, echo_nonce = 0;
-	const struct probe_conn *c;
 	bool told = false;
-	uint64_t came;
+	const char *why;
 
-	memset(f, 0, sizeof(*f));
-	f->index = index;
-	if (run->deadline - now() < nominal + 2 * ECHO_WAIT)
-		return "out of time (a run takes 30 s at most)";
-	if (probe_read(run, &before))
-		return "the probe failed";
-	c = find_conn(&before, index);
-	if (!c || !c->has_rx_stream)
-		return "the connection went down";
-	f->carried = c->rx_stream;
+	why = freeze_begin(run, index, nominal, &before, f);
+	if (why)
+		return why;
 	t0 = grew = now();
 	run->padding = true;
 	if (send_step(run, &step, &rep))
@@ -463,17 +499,7 @@ static const char *freeze_pad(struct run *run, uint32_t index,
 			   rep.tell.left && !told) {
 			f->granted = step.bytes;
 		}
-		c = find_conn(&rep, index);
-		/* One given up meanwhile keeps what it had. */
-		if (!c)
-			continue;
-		came = conn_came(&before, c);
-		if (came > f->came) {
-			f->came = came;
-			grew = now();
-		}
-		if (c->has_rx_stream)
-			f->carried = c->rx_stream;
+		freeze_note(&before, &rep, index, &grew, f);
 	}
 	stop_padding(run);
 	if (!f->granted)
@@ -548,6 +574,65 @@ static int step_resets(struct run *run)
 }
 
 /*
+ * Until the peer has sent the @left bytes of a pad at @kbit that are still
+ * to go, but not past @until; @t1 is when its last news came. Returns
+ * NULL, or why it did not end.
+ */
+static const char *pad_wait(struct run *run, uint32_t left, uint32_t kbit,
+			    double until, double *t1)
+{
+	struct probe_reply rep;
+	int ret;
+
+	while (left) {
+		if (now() >= until || now() >= run->deadline) {
+			stop_padding(run);
+			return "the pad did not end in time";
+		}
+		sleep_seconds(clamp(left * 8.0 / (kbit * 1000.0), 0.05, 0.25));
+		ret = echo(run, run->base, ECHO_WAIT, &rep);
+		if (ret < 0) {
+			stop_padding(run);
+			return "the connection went down";
+		}
+		if (ret) {
+			left = rep.tell.left;
+			*t1 = now();
+		}
+	}
+	return NULL;
+}
+
+/* Asks for the pad @step; @pad->granted is what the peer said it would
+ * send, or all of it if its answer was lost but it pads. Returns NULL,
+ * or why there is no pad to measure.
+ */
+static const char *pad_ask(struct run *run, const struct probe_step *step,
+			   const struct probe_reply *before,
+			   struct probe_reply *rep, struct pad_result *pad)
+{
+	int ret = ask(run, step, 2 * ECHO_WAIT, rep);
+
+	if (ret > 0 && !rep->tell.bytes) {
+		run->padding = false;
+		return "the peer's probe budget is spent (try again in a minute)";
+	}
+	if (ret > 0) {
+		pad->granted = rep->tell.bytes;
+	} else if (!ret && echo(run, run->base, ECHO_WAIT, rep) > 0 &&
+		   (rep->tell.left ||
+		    came_since(before, rep) * 10 >= step->bytes)) {
+		/* Its answer was lost, maybe behind the padding itself. */
+		pad->granted = step->bytes;
+	} else {
+		stop_padding(run);
+		return ret ? "the pad was refused" :
+		       "the peer did not answer the pad";
+	}
+	return NULL;
+}
+
+/*
  * One pad of PROBE_PAD_BYTES on connection @index (or all of them), until
  * the peer sent all of it and an echo after it was answered: what came on
  * each connection meanwhile goes in @pad. Returns NULL, or why it could
@@ -564,9 +649,9 @@ static const char *run_pad(struct run *run, uint32_t index, uint32_t bytes,
 	};
 	double nominal = bytes * 8.0 / (kbit * 1000.0);
 	struct probe_reply before, rep;
-	double t0, t1, until;
-	uint32_t left;
+	const char *why;
 	unsigned int i;
+	double t0, t1;
 	int ret;
 
 	memset(pad, 0, sizeof(*pad));
@@ -577,43 +662,15 @@ static const char *run_pad(struct run *run, uint32_t index, uint32_t bytes,
 	t0 = now();
 	/* Until its answer says otherwise, the peer may be padding. */
 	run->padding = true;
-	ret = ask(run, &step, 2 * ECHO_WAIT, &rep);
-	if (ret > 0 && !rep.tell.bytes) {
-		run->padding = false;
-		return "the peer's probe budget is spent (try again in a minute)";
-	}
-	if (ret > 0) {
-		pad->granted = rep.tell.bytes;
-	} else if (!ret && echo(run, run->base, ECHO_WAIT, &rep) > 0 &&
-		   (rep.tell.left ||
-		    came_since(&before, &rep) * 10 >= step.bytes)) {
-		/* Its answer was lost, maybe behind the padding itself. */
-		pad->granted = step.bytes;
-	} else {
-		stop_padding(run);
-		return ret ? "the pad was refused" :
-		       "the peer did not answer the pad";
-	}
-	left = rep.tell.left;
+	why = pad_ask(run, &step, &before, &rep, pad);
+	if (why)
+		return why;
 	t1 = now();
 	/* Its rate thrice over, and two answers' time, at most. */
-	until = t0 + 3 * nominal + 2 * ECHO_WAIT;
-	while (left) {
-		if (now() >= until || now() >= run->deadline) {
-			stop_padding(run);
-			return "the pad did not end in time";
-		}
-		sleep_seconds(clamp(left * 8.0 / (kbit * 1000.0), 0.05, 0.25));
-		ret = echo(run, run->base, ECHO_WAIT, &rep);
-		if (ret < 0) {
-			stop_padding(run);
-			return "the connection went down";
-		}
-		if (ret) {
-			left = rep.tell.left;
-			t1 = now();
-		}
-	}
+	why = pad_wait(run, rep.tell.left, kbit, t0 + 3 * nominal + 2 * ECHO_WAIT,
+		       &t1);
+	if (why)
+		return why;
 	run->padding = false;
 	/* The answer to an echo sent after the last of it comes after it. */
 	ret = echo(run, run->base, ECHO_WAIT, &rep);
@@ -948,26 +1005,26 @@ static void progress(struct run *run, enum probe_part part)
 	fflush(stdout);
 }
 
-static int probe_run(struct run *run)
+/* The settings, and the session's connections as the run starts. */
+static int probe_begin(struct run *run)
 {
 	struct probe_report *r = &run->r;
 	struct device *devs;
 	struct peer *peer;
 	unsigned int i;
-	int ret;
 
 	run->start = now();
 	run->deadline = run->start + PROBE_SECONDS - 1;
 	if (read_peer(run, &devs, &peer))
-		return 1;
+		return -1;
 	take_settings(run, devs, peer);
 	devices_free(devs);
 	r->mtu = ipc_get_mtu(run->ifname);
 	if (probe_read(run, &run->first))
-		return 1;
+		return -1;
 	if (!run->first.n_conns) {
 		print_error("no session with this peer: bring the tunnel up first");
-		return 1;
+		return -1;
 	}
 	run->base = find_conn(&run->first, 0) ? 0 : run->first.conns[0].index;
 	r->n_conns = run->first.n_conns;
@@ -975,7 +1032,16 @@ static int probe_run(struct run *run)
 		r->conns[i].index = run->first.conns[i].index;
 		r->conns[i].rx_bytes = run->first.conns[i].rx_bytes;
 	}
+	return 0;
+}
 
+static int probe_run(struct run *run)
+{
+	struct probe_report *r = &run->r;
+	int ret;
+
+	if (probe_begin(run))
+		return 1;
 	ret = step_answer(run);
 	if (ret) {
 		if (run->json && !r->answered) {

@@ -5,6 +5,7 @@
 
 #include "ipc.h"
 #include "parse.h"
+#include "settings.h"
 #include "subcommands.h"
 #include "util.h"
 
@@ -18,25 +19,14 @@ static void usage(FILE *out)
 static bool set_option(struct device *dev, const char *option,
 		       const char *value)
 {
-	if (!strcmp(option, "private-key")) {
-		dev->flags |= DEVICE_HAS_PRIVATE_KEY;
-		return read_key_file(dev->private_key, value);
+	const struct setting *s = setting_by_word(SETTING_DEVICE, option);
+
+	if (!s) {
+		print_error("set: unknown option '%s'", option);
+		usage(stderr);
+		return false;
 	}
-	if (!strcmp(option, "listen-port")) {
-		dev->flags |= DEVICE_HAS_LISTEN_PORT;
-		return parse_port(&dev->listen_port, value);
-	}
-	if (!strcmp(option, "fwmark")) {
-		dev->flags |= DEVICE_HAS_FWMARK;
-		return parse_fwmark(&dev->fwmark, value);
-	}
-	if (!strcmp(option, "shape")) {
-		dev->flags |= DEVICE_HAS_SHAPE;
-		return parse_shape(&dev->shape, value);
-	}
-	print_error("set: unknown option '%s'", option);
-	usage(stderr);
-	return false;
+	return s->parse(dev, value, SETTING_FROM_ARG);
 }
 
 int set_main(int argc, char **argv)

@@ -9,19 +9,35 @@
 # --sourcetree, --installtree), so /usr/src, /var/lib/dkms and /lib/modules
 # stay as they were. KTAP on stdout.
 #
+# The 7.x kernels whose headers are in the trixie chroot
+# (scripts/chroot.sh, if it has been made) are built there, by the
+# chroot's dkms and gcc-14, as on a trixie machine with backports.
+#
 #	tools/packaging/dkms.sh [KVER...]
 
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../../selftests/ktap.sh
 . "$ROOT/selftests/ktap.sh"
-TMP=$(mktemp -d)
+# Under the repository: the chroot sees it at the same path.
+mkdir -p "$ROOT/.cache"
+TMP=$(mktemp -d "$ROOT/.cache/dkms.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 if ! command -v dkms >/dev/null; then
 	echo "1..0 # SKIP dkms is not installed"
 	exit 0
 fi
+
+# in_chroot KVER : the chroot whose dkms builds for KVER, or nothing
+in_chroot()
+{
+	case $1 in
+	7.*) "$ROOT/scripts/chroot.sh" --built &&
+		"$ROOT/scripts/chroot.sh" headers |
+		grep -q "^$1 .*/chroot/trixie/" && echo trixie ;;
+	esac
+}
 
 kernels=("$@")
 if [ ${#kernels[@]} -eq 0 ]; then
@@ -30,6 +46,11 @@ if [ ${#kernels[@]} -eq 0 ]; then
 		k=${d#/lib/modules/}
 		kernels+=("${k%/build}")
 	done
+	if "$ROOT/scripts/chroot.sh" --built; then
+		while read -r k _; do
+			[ -n "$(in_chroot "$k")" ] && kernels+=("$k")
+		done < <("$ROOT/scripts/chroot.sh" headers)
+	fi
 fi
 
 # A clean copy: what a user clones, without our build products.
@@ -43,29 +64,38 @@ ktap_rc "$([ "$want" = "$("$ROOT/scripts/version.sh" | sed 's/\.dirty$//')" ]; e
 # diag TEXT : TEXT as KTAP diagnostics
 diag() { printf '%s\n' "$1" | sed 's/^/# /'; }
 
-# dkms_in NAME : dkms with its trees under $TMP/NAME
+# dkms_in NAME ARGS... : dkms with its trees under $TMP/NAME, run by
+# "${runner[@]}" (nothing: here; or the chroot's)
+runner=()
 dkms_in()
 {
 	local t=$TMP/$1
 
 	shift
-	dkms --dkmstree "$t/tree" --sourcetree "$t/src" --installtree "$t/inst" "$@"
+	"${runner[@]}" dkms --dkmstree "$t/tree" --sourcetree "$t/src" \
+		--installtree "$t/inst" "$@"
 }
 
-# try SRC NAME VERSION : add SRC, then build and install for each kernel
-try()
+# try_with NAME SRC VERSION KVER... : add SRC, then build and install for
+# each kernel
+try_with()
 {
-	local src=$1 name=$2 version=$3 k out ko rc
+	local name=$1 src=$2 version=$3 k out ko rc
 
+	shift 3
 	mkdir -p "$TMP/$name/tree" "$TMP/$name/src"
 	out=$(cd "$src" && dkms_in "$name" add . 2>&1)
 	rc=$?
 	[ "$rc" = 0 ] || diag "$out"
 	ktap_rc "$rc" "$name: dkms add . registers ftv/$version"
-	for k in "${kernels[@]}"; do
+	for k in "$@"; do
 		mkdir -p "$TMP/$name/inst/$k"
-		out=$(dkms_in "$name" build "ftv/$version" -k "$k" 2>&1 &&
-		      dkms_in "$name" install "ftv/$version" -k "$k" 2>&1)
+		# Where the headers are, said: trixie's dkms looks for them
+		# under --installtree.
+		out=$(dkms_in "$name" build "ftv/$version" -k "$k" \
+			--kernelsourcedir "/lib/modules/$k/build" 2>&1 &&
+		      dkms_in "$name" install "ftv/$version" -k "$k" \
+			--kernelsourcedir "/lib/modules/$k/build" 2>&1)
 		rc=$?
 		ko=$(find "$TMP/$name/inst/$k" -name 'ftv.ko*' | head -n 1)
 		[ "$rc" = 0 ] && [ -n "$ko" ] &&
@@ -76,6 +106,28 @@ try()
 		ktap_rc "$rc" "$name: dkms build and install for $k, modinfo says $version"
 	done
 	dkms_in "$name" remove "ftv/$version" --all >/dev/null 2>&1
+}
+
+# try SRC NAME VERSION : try_with for this machine's kernels, then for
+# each chroot's
+try()
+{
+	local k here=() there=()
+
+	for k in "${kernels[@]}"; do
+		if [ -n "$(in_chroot "$k")" ]; then
+			there+=("$k")
+		else
+			here+=("$k")
+		fi
+	done
+	runner=()
+	[ ${#here[@]} -gt 0 ] && try_with "$2" "$1" "$3" "${here[@]}"
+	if [ ${#there[@]} -gt 0 ]; then
+		runner=("$ROOT/scripts/chroot.sh" run trixie)
+		try_with "$2-trixie" "$1" "$3" "${there[@]}"
+		runner=()
+	fi
 }
 
 try "$TMP/ftv" checkout "$want"

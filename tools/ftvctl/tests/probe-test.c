@@ -456,7 +456,8 @@ static void test_openings(void)
 	check(!r.n_verdicts, "openings: one as it is alone is no verdict");
 }
 
-static void test_paths(void)
+/* The verdicts on what the pads measured: policers, a shared bottleneck, loss. */
+static void test_paths_rates(void)
 {
 	struct probe_report r;
 
@@ -509,6 +510,12 @@ static void test_paths(void)
 	probe_judge(&r);
 	check(has(&r, PROBE_V_LOSS) && recommends(&r, ""),
 	      "loss with fec auto already: nothing to change");
+}
+
+/* The verdicts on connections that do not answer, injected resets, one connection, a spent budget. */
+static void test_paths_hostile(void)
+{
+	struct probe_report r;
 
 	path_hostile(&r);
 	probe_judge(&r);
@@ -531,6 +538,12 @@ static void test_paths(void)
 	probe_judge(&r);
 	check(r.policing == POLICING_NOT_MEASURED && !r.n_verdicts &&
 	      recommends(&r, ""), "budget spent: nothing measured, nothing found");
+}
+
+/* The verdicts on the path MTU. */
+static void test_paths_mtu(void)
+{
+	struct probe_report r;
 
 	path_mtu_hole(&r);
 	probe_judge(&r);
@@ -555,6 +568,12 @@ static void test_paths(void)
 	probe_judge(&r);
 	check(!r.n_verdicts && !r.rec_mtu,
 	      "path MTU: nothing came, not even 576 bytes: no verdict");
+}
+
+/* The verdicts on connections frozen after so many bytes. */
+static void test_paths_freeze(void)
+{
+	struct probe_report r;
 
 	path_freeze(&r);
 	probe_judge(&r);
@@ -581,6 +600,12 @@ static void test_paths(void)
 	probe_judge(&r);
 	check(!has(&r, PROBE_V_FREEZE),
 	      "freeze after 1 MB or more: no verdict");
+}
+
+/* The verdicts on joins to fresh ports and other endpoints. */
+static void test_paths_reach(void)
+{
+	struct probe_report r;
 
 	path_clean(&r);
 	r.answered = false;
@@ -636,6 +661,15 @@ static void test_paths(void)
 	check(has(&r, PROBE_V_FREEZE) && has(&r, PROBE_V_PORT) &&
 	      recommends(&r, "flows 1 rotate off"),
 	      "a freeze, and new connections blocked: no rotation");
+}
+
+static void test_paths(void)
+{
+	test_paths_rates();
+	test_paths_hostile();
+	test_paths_mtu();
+	test_paths_freeze();
+	test_paths_reach();
 	test_openings();
 }
 
@@ -772,6 +806,42 @@ static bool sim_plain(unsigned int i)
 	       (sim.join_shape[i] == PROBE_SHAPE_DEVICE && sim.shape_off);
 }
 
+/* An ask of the probe's on connection @index: its answer, due 10 ms
+ * from now unless the path loses it.
+ */
+static void sim_ask(const struct probe_step *step, uint32_t index,
+		    struct probe_reply *reply)
+{
+	sim.asks++;
+	reply->nonce = sim.nonce += 2;
+	memset(&sim.next, 0, sizeof(sim.next));
+	sim.next.nonce = reply->nonce;
+	sim.next.step = step->step;
+	sim.next.index = index;
+	if (step->step == FTV_PROBE_PAD) {
+		if (sim.budget >= step->bytes) {
+			sim.budget -= step->bytes;
+			sim.padding = true;
+			sim.pad_index = step->index;
+			sim.granted = step->bytes;
+			sim.rate_kbit = step->rate;
+			sim.pad_t0 = now();
+			memset(sim.pad_came, 0, sizeof(sim.pad_came));
+			sim.next.bytes = step->bytes;
+		}
+	} else if (step->step == FTV_PROBE_STOP && sim.padding) {
+		sim.granted = sim_sent(now() - sim.pad_t0);
+	}
+	if (sim.padding)
+		sim.next.left = sim.granted - sim_sent(now() - sim.pad_t0);
+	sim.next.length = step->length > 20 ? step->length : 20;
+	sim.pending = !sim.mute && (int)index != sim.silent &&
+		      !(sim.max_len && step->length > sim.max_len) &&
+		      !(sim.drop_answers && sim.padding &&
+			sim.next.left && sim.asks % 2);
+	sim.next_at = now() + 0.01;
+}
+
 int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 	      const struct probe_step *step, struct probe_reply *reply)
 {
@@ -795,34 +865,7 @@ int ipc_probe(const char *ifname, const uint8_t key[FTV_KEY_LEN],
 				PROG_NAME, strerror(ENOTCONN));
 			return -ENOTCONN;
 		}
-		sim.asks++;
-		reply->nonce = sim.nonce += 2;
-		memset(&sim.next, 0, sizeof(sim.next));
-		sim.next.nonce = reply->nonce;
-		sim.next.step = step->step;
-		sim.next.index = index;
-		if (step->step == FTV_PROBE_PAD) {
-			if (sim.budget >= step->bytes) {
-				sim.budget -= step->bytes;
-				sim.padding = true;
-				sim.pad_index = step->index;
-				sim.granted = step->bytes;
-				sim.rate_kbit = step->rate;
-				sim.pad_t0 = now();
-				memset(sim.pad_came, 0, sizeof(sim.pad_came));
-				sim.next.bytes = step->bytes;
-			}
-		} else if (step->step == FTV_PROBE_STOP && sim.padding) {
-			sim.granted = sim_sent(now() - sim.pad_t0);
-		}
-		if (sim.padding)
-			sim.next.left = sim.granted - sim_sent(now() - sim.pad_t0);
-		sim.next.length = step->length > 20 ? step->length : 20;
-		sim.pending = !sim.mute && (int)index != sim.silent &&
-			      !(sim.max_len && step->length > sim.max_len) &&
-			      !(sim.drop_answers && sim.padding &&
-				sim.next.left && sim.asks % 2);
-		sim.next_at = now() + 0.01;
+		sim_ask(step, index, reply);
 	}
 	reply->told = sim.told;
 	reply->tell = sim.tell;
