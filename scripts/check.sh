@@ -28,6 +28,7 @@
 # Environment: KVER or FTV_KERNEL picks the kernels, by version or prefix
 # for scripts/kernel.sh, separated by spaces (check's default "6.1 6.12",
 # Debian's and bookworm-backports'; check-debug's "debug"; demo's 6.1);
+# 7.3, trixie-backports', comes from the chroot scripts/chroot.sh makes;
 # FTV_NO_VM=1 runs on this host with its running kernel instead;
 # FTV_SKIP_DEPS=1 skips scripts/deps.sh; TEST_PROGS limits which
 # selftests run; MAKE is the make to use.
@@ -84,6 +85,13 @@ else
 	kvers=
 	for k in $want; do
 		v=debug
+		# Debian's 7.x kernels come from a chroot (scripts/chroot.sh,
+		# made once, a few minutes), which also has the gcc they need.
+		# Set up even when /boot has the kernel: that may be another
+		# clone's chroot, linked there; setup links this one's.
+		case $k in
+		7*) scripts/chroot.sh setup || summary 0 1 ;;
+		esac
 		[ "$k" = debug ] || v=$(scripts/kernel.sh "$k") || {
 			[ "$what" != demo ] && summary 0 1
 			exit 1
@@ -108,9 +116,14 @@ build_module()
 	tar -C "$ROOT" -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod' --exclude='*.mod.c' --exclude=modules.order \
 		--exclude=Module.symvers --exclude='*.a' --exclude='.*.d' \
-		Kbuild module | tar -C "$dir" -xf - &&
-	$MAKE --no-print-directory -C "$kdir" M="$dir" \
-		FTV_VERSION="$(scripts/version.sh)" "$@" modules
+		Kbuild module | tar -C "$dir" -xf - || return
+	set -- M="$dir" FTV_VERSION="$(scripts/version.sh)" "$@" modules
+	# A kernel from a chroot is built in it (scripts/kbuild.sh).
+	if [ "$kver" = debug ]; then
+		$MAKE --no-print-directory -C "$kdir" "$@"
+	else
+		scripts/kbuild.sh "$kver" --no-print-directory "$@"
+	fi
 }
 
 # build_for KVER : the module users run and the debug build, for KVER;

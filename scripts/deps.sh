@@ -9,7 +9,7 @@
 set -eu
 
 STAMP=${FTV_DEPS_STAMP:-/var/lib/ftv-deps.stamp}
-VERSION=15
+VERSION=16
 
 [ "$(cat "$STAMP" 2>/dev/null)" = "$VERSION" ] && exit 0
 
@@ -48,7 +48,8 @@ $APT install build-essential pkg-config libnl-3-dev libnl-genl-3-dev \
 	linux-source-6.1 sparse mandoc shellcheck \
 	python3-cryptography wireguard-tools openvpn ethtool python3-matplotlib \
 	clang libclang-rt-14-dev tshark dkms curl flex bison bc libelf-dev \
-	bash-completion linux-source-6.12 python3-yaml python3-jsonschema
+	bash-completion linux-source-6.12 python3-yaml python3-jsonschema \
+	debootstrap
 
 # The 6.1 kernel (bookworm) and the 6.12 kernel (bookworm-backports), side
 # by side. They are installed by their versioned names, taken from what the
