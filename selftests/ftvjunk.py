@@ -7,7 +7,8 @@
 For SECONDS, sends TCP segments from SRC:SPORT to DST:DPORT with a raw
 socket as fast as it can: ACK|PSH, Linux's timestamp option, a correct
 checksum, a random sequence number (the attacker does not see the
-connection's) and 1,400 random bytes of payload. Prints the number sent.
+connection's) and 1,200 to 1,399 random bytes of payload. Prints the
+number sent.
 """
 
 import os

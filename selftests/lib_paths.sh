@@ -3,7 +3,8 @@
 #
 # Helpers for the selftests that put a real path between the two ends of
 # the tunnel (test_nat.sh, test_rst.sh, test_outage.sh, test_roam.sh,
-# test_mtu.sh, test_lossy.sh, test_tshark.sh and their variants). Sourced
+# test_mtu.sh and their variants; test_lossy.sh and test_tshark.sh use
+# some of its helpers on a direct cable). Sourced
 # after lib.sh, whose helpers it uses; lib.sh itself is shared by every
 # test and stays as it is.
 #
