@@ -146,7 +146,7 @@ $(CHECKPATCH): $(LINUX_SOURCE_TAR)
 	touch $@
 
 # The kernel's own netlink tooling, against which docs/netlink/ftv.yaml is
-# checked (selftests/ynl_check.py) and with which test_ynl.sh drives the
+# checked (selftests/lib/ynl_check.py) and with which test_ynl.sh drives the
 # module: ynl's CLI and generator and the genetlink schemas.
 YNL_SOURCE_TAR ?= /usr/src/linux-source-6.12.tar.xz
 YNL_DIR := .cache/linux-source-6.12
@@ -182,8 +182,8 @@ check-style: $(CHECKPATCH)
 	echo "== the call loop and function lengths (scripts/callgraph.py)"; \
 	python3 scripts/callgraph.py module --quiet --max-loop 9 \
 		--max-lines 60 --lines module tools || rc=1; \
-	echo "== python syntax (selftests/*.py)"; \
+	echo "== python syntax (selftests/lib/*.py)"; \
 	python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
-		selftests/*.py || rc=1; \
+		selftests/lib/*.py || rc=1; \
 	if [ $$rc -eq 0 ]; then echo "style: clean"; else echo "style: problems above"; fi; \
 	exit $$rc

@@ -206,10 +206,10 @@ if [ "$what" = check ] && [ "$failed" = 0 ] &&
 		r2=$?
 		# The netlink spec against the kernel's schema and ynl-gen-c,
 		# the uapi header and the module's policies.
-		/usr/bin/python3 selftests/ynl_check.py </dev/null
+		/usr/bin/python3 selftests/lib/ynl_check.py </dev/null
 		r3=$?
 		# test_wire.sh's checker, on captures written for it.
-		/usr/bin/python3 selftests/wirecheck_test.py </dev/null
+		/usr/bin/python3 selftests/lib/wirecheck_test.py </dev/null
 		exit $((r1 | r2 | r3 | $?))
 	} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}

@@ -24,7 +24,7 @@ FTV_KO=${FTV_KO:-$FTV_ROOT/module/ftv.ko}
 # parameters for session lifetimes that tests may shorten or stretch.
 FTV_DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 FTVCTL=${FTVCTL:-$FTV_ROOT/tools/ftvctl/ftvctl}
-FTVNL=${FTVNL:-$FTV_ROOT/selftests/ftvnl.py}
+FTVNL=${FTVNL:-$FTV_ROOT/selftests/lib/ftvnl.py}
 # Debian's python3 has the packages the tests use (cryptography, yaml);
 # a python3 earlier in PATH (pyenv, a venv) may not.
 if [ -z "${PYTHON:-}" ]; then

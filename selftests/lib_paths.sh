@@ -472,7 +472,7 @@ table inet mitm {
 }
 EOF
 	# Not through nsx, so that $! is the tool itself.
-	ip netns exec "$R" "$PYTHON" "$FTV_ROOT/selftests/ftvmitm.py" vethc \
+	ip netns exec "$R" "$PYTHON" "$FTV_ROOT/selftests/lib/ftvmitm.py" vethc \
 		veths "$FTV_PORT" mac_c="$mac_c" mac_s="$mac_s" "$@" \
 		>"$FTV_TMP/mitm.out" 2>&1 &
 	MITM_PID=$!

@@ -4,7 +4,7 @@
 # A dump's cursor against a removed peer. Between two messages of a dump
 # the kernel keeps a pointer to the peer the next message starts with,
 # trusted while the device's configuration generation is the one it was
-# taken in. ftvdump.py removes that peer (and every other the first
+# taken in. dump_cursor.py removes that peer (and every other the first
 # message did not hold) between two messages and, through the debug
 # module's "generation" parameter, moves the counter of generations on by
 # 2^32, which is what as many cheap requests (from any user with
@@ -17,14 +17,14 @@
 #   ns A
 #   +---------------------------------------------+
 #   | ftv0, 600 peers, 2 allowed IPs each          |
-#   | ftvdump.py: dump, remove, move the counter   |
+#   | dump_cursor.py: dump, remove, move the counter   |
 #   +---------------------------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-DUMP="$FTV_ROOT/selftests/ftvdump.py"
+DUMP="$FTV_ROOT/selftests/lib/dump_cursor.py"
 PARAMS=/sys/module/ftv/parameters
 PEERS=600
 
@@ -40,7 +40,7 @@ mark=$(kmsg_mark)
 
 out=$(nsx "$A" "$PYTHON" "$DUMP" ftv0 "$PEERS" "$PARAMS" 2>&1)
 rc=$?
-ktap_diag "ftvdump.py: $out"
+ktap_diag "dump_cursor.py: $out"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"parts="* ]]; then
 	ktap_ok "the dump ends after its cursor peer was removed"
 else

@@ -4,7 +4,7 @@
 # Allocation failures, everywhere. On a kernel with fault injection (make
 # check-debug's; elsewhere the test is skipped, for it cannot run):
 #
-#  1. Control operations: ftvfail.py fails every allocation of each in
+#  1. Control operations: faults_failnth.py fails every allocation of each in
 #     turn through /proc/thread-self/fail-nth (device create and delete;
 #     set private key, listen port, shape; peer add with allowed IPs and
 #     FEC; peer set; setconf of three peers; a dump). After each, the
@@ -26,7 +26,7 @@
 #   | ftv0 10.9.0.1/24          |               | ftv0 10.9.0.2/24 :51820   |
 #   | veth0 10.0.0.1/24         |---------------| veth0 10.0.0.2/24         |
 #   +---------------------------+               +---------------------------+
-#   ns F: ftvfail.py's own device ftvf0
+#   ns F: faults_failnth.py's own device ftvf0
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +34,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-FAIL="$FTV_ROOT/selftests/ftvfail.py"
+FAIL="$FTV_ROOT/selftests/lib/faults_failnth.py"
 DBG=/sys/kernel/debug
 PARAMS=/sys/module/ftv/parameters
 OPS="link_add link_del set_private_key set_listen_port set_shape peer_add peer_set setconf dump"
@@ -90,7 +90,7 @@ for op in "${ops[@]}"; do
 		ktap_fail "$op: each allocation failed in turn leaves nothing half-done, and a retry succeeds"
 	fi
 done
-[ "$rc" -le 1 ] || ktap_diag "ftvfail.py stopped with status $rc"
+[ "$rc" -le 1 ] || ktap_diag "faults_failnth.py stopped with status $rc"
 
 # ---- 2. the data path under random failures
 for f in failslab fail_page_alloc; do
@@ -161,6 +161,6 @@ for ns in "$A" "$B"; do
 	nsx "$ns" ip link del ftv0 2>/dev/null
 done
 objects_balanced "$mark" 60
-ktap_eq "ftvfail.py found nothing wrong" 0 "$(grep -c '^FAIL' "$FTV_TMP/walk")"
+ktap_eq "faults_failnth.py found nothing wrong" 0 "$(grep -c '^FAIL' "$FTV_TMP/walk")"
 
 ktap_finish

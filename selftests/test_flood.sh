@@ -22,7 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-FLOOD="$FTV_ROOT/selftests/ftvflood.py"
+FLOOD="$FTV_ROOT/selftests/lib/ftvflood.py"
 FORGED=${FTV_FLOOD_COUNT:-10000}
 SIZE_MB=${FTV_FLOOD_MB:-20}
 TCP_PORT=5001

@@ -42,7 +42,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-PKT="$FTV_ROOT/selftests/ftvpkt.py"
+PKT="$FTV_ROOT/selftests/lib/ftvpkt.py"
 
 ktap_plan 17
 ftv_require

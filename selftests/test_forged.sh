@@ -33,7 +33,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-FORGE="$FTV_ROOT/selftests/forgetcp.py"
+FORGE="$FTV_ROOT/selftests/lib/forgetcp.py"
 S_OTHER=198.51.100.3
 TSVAL=1592598101	# 0x5eed1e55
 

@@ -41,7 +41,7 @@ trap cleanup EXIT
 
 UNDERLAY=${UNDERLAY:-4}
 U="(IPv$UNDERLAY underlay)"
-FORGE="$FTV_ROOT/selftests/forgetcp.py"
+FORGE="$FTV_ROOT/selftests/lib/forgetcp.py"
 if [ "$UNDERLAY" = 6 ]; then
 	FAM=-6 C_ADDR=$C_LAN6 R_ADDR=$R_LAN6 S_ADDR=$S_PUB6 NET=2001:db8:100::/64
 	MTU1=1400 MTU2=1300 FORGED_MTU=1280

@@ -34,7 +34,7 @@
 trap cleanup EXIT
 
 V_ADDR=203.0.113.9
-PROBE="$FTV_ROOT/selftests/ftvprobe.py"
+PROBE="$FTV_ROOT/selftests/lib/ftvprobe.py"
 
 ktap_plan 5
 ftv_require

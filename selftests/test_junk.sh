@@ -15,7 +15,7 @@
 #   ns A1 (initiator + attacker)  ns A2 (initiator)       ns B (responder)
 #   +------------------------+   +-------------------+   +------------------+
 #   | ftv0 10.9.0.11         |   | ftv0 10.9.0.12    |   | ftv0 10.9.0.2    |
-#   | ftvjunk.py on A1's     |   | ping 10.9.0.2     |   |   :51820         |
+#   | junk_send.py on A1's     |   | ping 10.9.0.2     |   |   :51820         |
 #   |   connection's tuple   |   |                   |   |                  |
 #   | veth0 10.0.1.1 --------|---|-------------------|---| veth1 10.0.1.2   |
 #   |                        |   | veth0 10.0.2.1 ---|---| veth2 10.0.2.2   |
@@ -27,7 +27,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-JUNK="$FTV_ROOT/selftests/ftvjunk.py"
+JUNK="$FTV_ROOT/selftests/lib/junk_send.py"
 JUNK_S=8
 PINGS=200
 
@@ -52,7 +52,7 @@ bg_track "$junk"
 out=$(nsx "$A2" ping -q -c "$PINGS" -i 0.02 -W 1 10.9.0.2 2>&1)
 wait "$junk"
 sent=$(cat "$FTV_TMP/junk.out")
-[[ "$sent" =~ ^[0-9]+$ ]] || ktap_bail "ftvjunk.py failed: $sent"
+[[ "$sent" =~ ^[0-9]+$ ]] || ktap_bail "junk_send.py failed: $sent"
 window=$(($(drop_count out_of_window) - window0))
 auth=$(($(drop_count bad_auth) - auth0))
 ktap_diag "junk sent: $sent; refused out of window: $window; failed authentication: $auth"

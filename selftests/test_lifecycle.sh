@@ -39,7 +39,7 @@ bg_track "$ppid"
 # One process adds and removes them over netlink: forking ftvctl and
 # entering the namespace thousands of times would take many minutes here.
 churn_ok=0
-nsx "$B" "$PYTHON" "$FTV_ROOT/selftests/ftvchurn.py" ftv0 "$PEERS" >"$FTV_TMP/churn" 2>&1 ||
+nsx "$B" "$PYTHON" "$FTV_ROOT/selftests/lib/lifecycle_churn.py" ftv0 "$PEERS" >"$FTV_TMP/churn" 2>&1 ||
 	churn_ok=1
 ktap_diag "peers added, failures: $(cat "$FTV_TMP/churn")"
 kill -INT "$ppid"

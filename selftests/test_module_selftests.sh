@@ -14,7 +14,7 @@
 # gap shows an interval later (module/selftest/fec.c), and
 # one full key exchange against known
 # answers. Those answers must still be what
-# selftests/noise_vectors.py, an independent implementation on Python's
+# selftests/lib/noise_vectors.py, an independent implementation on Python's
 # cryptography package, computes. No topology: this loads the debug module
 # ($FTV_DEBUG_KO, built by make check), reads its verdicts, and puts the
 # normal module back.
@@ -23,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 trap 'ftv_load_module >/dev/null 2>&1; cleanup' EXIT
 
-VECTORS="$FTV_ROOT/selftests/noise_vectors.py"
+VECTORS="$FTV_ROOT/selftests/lib/noise_vectors.py"
 TABLES="$FTV_ROOT/module/selftest/noise.c"
 DEBUG_KO=${FTV_DEBUG_KO:-$FTV_ROOT/module/ftv-debug.ko}
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Netlink fuzzing: four processes send random requests of the ftv
-# family (selftests/ftvnlfuzz.py: random attribute trees, wrong types and
+# family (selftests/lib/nlfuzz_requests.py: random attribute trees, wrong types and
 # lengths, unknown attributes, nests that are not nests, thousands of
 # allowed-ips, dumps, peers added and removed) at two devices while a fifth
 # dumps with ftvctl and adds and removes peers, for a minute
@@ -14,7 +14,7 @@
 #   ns A
 #   +--------------------------------------------------------------+
 #   | ftv0, ftv1 (keys, listen ports 51820 and 51821)              |
-#   | ftvnlfuzz.py x 4 (seeds 1-4), ftvctl show / peer add / del   |
+#   | nlfuzz_requests.py x 4 (seeds 1-4), ftvctl show / peer add / del   |
 #   +--------------------------------------------------------------+
 
 # run.sh: shares the VM
@@ -22,7 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-FUZZ="$FTV_ROOT/selftests/ftvnlfuzz.py"
+FUZZ="$FTV_ROOT/selftests/lib/nlfuzz_requests.py"
 SECONDS_FUZZ=${FTV_NLFUZZ_SECONDS:-60}
 
 ktap_plan 6

@@ -32,7 +32,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-PROBE="$FTV_ROOT/selftests/ftvprobe.py"
+PROBE="$FTV_ROOT/selftests/lib/ftvprobe.py"
 YNL_DIR=${FTV_YNL_CLI:-$FTV_ROOT/.cache/linux-source-6.12/tools/net/ynl/cli.py}
 YNL_DIR=${YNL_DIR%/cli.py}
 

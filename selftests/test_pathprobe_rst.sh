@@ -26,7 +26,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-FORGE="$FTV_ROOT/selftests/forgetcp.py"
+FORGE="$FTV_ROOT/selftests/lib/forgetcp.py"
 AFTER=40
 
 ktap_plan 8

@@ -28,14 +28,14 @@
 #   +-------------------------+     +-------------------------+
 #   | ftv0 10.9.0.1           |     | ftv0 10.9.0.2           |
 #   | veth0 10.0.0.1          |-----| veth0 10.0.0.2          |
-#   |  sendseg.py junk -->    |     |  tcpdump: RSTs it sends |
+#   |  peer_removal_sendseg.py junk -->    |     |  tcpdump: RSTs it sends |
 #   +-------------------------+     +-------------------------+
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC2317 # helpers run via wait_for
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-SEND="$FTV_ROOT/selftests/sendseg.py"
+SEND="$FTV_ROOT/selftests/lib/peer_removal_sendseg.py"
 PARAMS=/sys/module/ftv/parameters
 
 ktap_plan 8

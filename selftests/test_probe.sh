@@ -15,7 +15,7 @@
 #    (syn_refused): the stranger's, and the replay from the stranger's
 #    address (the replay from A's own address lands on A's live
 #    connection, which ignores a SYN).
-#  - A's SYNs carry tokens that selftests/ftvtoken.py (written from
+#  - A's SYNs carry tokens that selftests/lib/ftvtoken.py (written from
 #    docs/protocol.md) finds valid under B's public key, and the ISNs and
 #    timestamp values of many SYNs look random bit by bit.
 #
@@ -34,8 +34,8 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-PKT="$FTV_ROOT/selftests/ftvpkt.py"
-TOKEN="$FTV_ROOT/selftests/ftvtoken.py"
+PKT="$FTV_ROOT/selftests/lib/ftvpkt.py"
+TOKEN="$FTV_ROOT/selftests/lib/ftvtoken.py"
 FAKE_PEERS=48
 
 ktap_plan 11

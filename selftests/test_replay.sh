@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-PKT="$FTV_ROOT/selftests/ftvpkt.py"
+PKT="$FTV_ROOT/selftests/lib/ftvpkt.py"
 N=10
 
 ktap_plan 8

@@ -4,7 +4,7 @@
 # Forged responses. An initiator waiting for the response to its
 # initiation opens whatever arrives at the response's sequence number:
 # two X25519 operations each, in softirq, for anyone who sees the
-# connection. B here is no ftv at all but ftvresp.py, which answers A's
+# connection. B here is no ftv at all but resp_flood_responder.py, which answers A's
 # SYN with a SYN-ACK, waits for A's initiation and then sends 500 forged
 # responses at once. A holds them to the handshake rate limit (20 a
 # second from one address, bursts of 10), as the listen port holds
@@ -14,7 +14,7 @@
 #
 #   ns A (initiator)                             ns B (fake responder)
 #   +---------------------------+               +---------------------------+
-#   | ping 10.9.0.2 (to dial)   |               | ftvresp.py: SYN-ACK, then |
+#   | ping 10.9.0.2 (to dial)   |               | resp_flood_responder.py: SYN-ACK, then |
 #   | ftv0 10.9.0.1/24          |               |   500 forged responses    |
 #   | veth0 10.0.0.1/24         |---------------| veth0 10.0.0.2/24         |
 #   +---------------------------+               +---------------------------+
@@ -23,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-RESP="$FTV_ROOT/selftests/ftvresp.py"
+RESP="$FTV_ROOT/selftests/lib/resp_flood_responder.py"
 COUNT=500
 
 ktap_plan 3
@@ -50,7 +50,7 @@ bg_track $!
 wait "$resp"
 rc=$?
 out=$(cat "$FTV_TMP/resp")
-ktap_diag "ftvresp.py: $out"
+ktap_diag "resp_flood_responder.py: $out"
 ktap_result "the fake responder sent its forged responses" "$rc"
 
 drop() { ftv_peer_json "$A" ftv0 "$(pubkey_of b)" "p[\"drops\"].get(\"$1\", 0)"; }

@@ -55,7 +55,7 @@
 . "$(dirname "$0")/lib_paths.sh"
 trap cleanup EXIT
 
-FORGE="$FTV_ROOT/selftests/forgetcp.py"
+FORGE="$FTV_ROOT/selftests/lib/forgetcp.py"
 
 for tool in nft conntrack; do
 	command -v "$tool" >/dev/null || ktap_skip_all "$tool is not installed"

@@ -4,7 +4,7 @@
 # Shaped openings. A opens a thousand fresh connections to B (the
 # peer removed and added back each time, a UDP echo through the tunnel
 # to see both opening messages through), and a capture on B's cable goes
-# through fte.py, the detector of fully encrypted traffic that Wu et al.
+# through shape_fte.py, the detector of fully encrypted traffic that Wu et al.
 # describe (rules Ex1-Ex5 over the first data segment of each direction).
 # Checked: of at least 1,000 connections judged in each direction, at
 # least 99.9 % of the first segments are exempt; over their first 16 bytes no position holds one value in
@@ -19,7 +19,7 @@
 #
 #   ns A (initiator)                             ns B (responder)
 #   +---------------------------+               +---------------------------+
-#   | ftvopen.py: peer del/add, |               | UDP echo on 10.9.0.2:7    |
+#   | shape_open.py: peer del/add, |               | UDP echo on 10.9.0.2:7    |
 #   |   UDP to 10.9.0.2:7       |               | ftv0 10.9.0.2/24          |
 #   | ftv0 10.9.0.1/24          |               | veth0 10.0.0.2/24 :51820  |
 #   | veth0 10.0.0.1/24         |---------------|   tcpdump                 |
@@ -30,8 +30,8 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-OPEN="$FTV_ROOT/selftests/ftvopen.py"
-FTE="$FTV_ROOT/selftests/fte.py"
+OPEN="$FTV_ROOT/selftests/lib/shape_open.py"
+FTE="$FTV_ROOT/selftests/lib/shape_fte.py"
 # More than the thousand to judge: a round's connection can miss the
 # capture's start or end, or its SYN the capture (998 of 1010 judged
 # once, 1.2 %, on 6.1 under emulation).
@@ -69,7 +69,7 @@ echo_listens() { ip netns exec "$B" ss -Hlun 'sport = 7' | grep -q .; }
 wait_for 10 echo_listens || ktap_bail "the echo server does not listen"
 
 # opens FILE ROUNDS : that many fresh connections, captured into FILE;
-# prints what ftvopen.py printed
+# prints what shape_open.py printed
 opens()
 {
 	capture "$B" veth0 "$1" -s 512 -B 16384 "tcp port $FTV_PORT" ||
@@ -86,9 +86,9 @@ capture_counts()
 	grep -h "captured\|dropped" "$1.err" | ktap_diag
 }
 
-# judge FILE MIN PYEXPR : PYEXPR over fte.py's verdict r on FILE (r["client"],
+# judge FILE MIN PYEXPR : PYEXPR over shape_fte.py's verdict r on FILE (r["client"],
 # r["server"]), at least MIN connections judged each way. The verdict is
-# kept in FILE.json: fte.py reads the capture through tshark, which takes
+# kept in FILE.json: shape_fte.py reads the capture through tshark, which takes
 # many seconds to start under emulation.
 judge()
 {

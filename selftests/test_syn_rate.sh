@@ -17,7 +17,7 @@
 #     token made without one get none: knowing B's public key is no longer
 #     enough to make B's module answer.
 #
-#   ns A (sends SYNs: ftvsyn.py)     ns B (ftv0 listens on 51820)
+#   ns A (sends SYNs: syn_rate_sender.py)     ns B (ftv0 listens on 51820)
 #   +---------------------------+    +-------------------------------+
 #   | veth0 10.0.0.1            |----| veth0 10.0.0.2                |
 #   +---------------------------+    | 1 peer without PSK, 500 with  |
@@ -27,7 +27,7 @@
 . "$(dirname "$0")/lib.sh"
 trap cleanup EXIT
 
-SYN="$FTV_ROOT/selftests/ftvsyn.py"
+SYN="$FTV_ROOT/selftests/lib/syn_rate_sender.py"
 PSK_PEERS=500
 
 ktap_plan 7

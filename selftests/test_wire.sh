@@ -60,7 +60,7 @@ wait_for 10 stopped
 wait "$tpid" 2>/dev/null
 ktap_diag "$(tail -n 3 "$FTV_TMP/tcpdump.err" | head -n 1)"
 
-result=$("$PYTHON" "$FTV_ROOT/selftests/wirecheck.py" "$FTV_TMP/wire.pcap" \
+result=$("$PYTHON" "$FTV_ROOT/selftests/lib/wirecheck.py" "$FTV_TMP/wire.pcap" \
 	10.0.0.1 10.0.0.2 "$FTV_PORT" 2>&1)
 wire_ok=1
 for c in $CHECKS; do

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Included at the end of noise.c in debug builds. The tables come from
- * selftests/noise_vectors.py, an independent implementation of
+ * selftests/lib/noise_vectors.py, an independent implementation of
  * docs/protocol.md on Python's cryptography package; test_kat.sh checks
  * that they still match it.
  */

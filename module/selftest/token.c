@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Included at the end of token.c in debug builds. The known answers come
- * from selftests/ftvtoken.py, written from docs/protocol.md:
+ * from selftests/lib/ftvtoken.py, written from docs/protocol.md:
  *   pub = bytes(range(32)); psk = bytes(range(32, 64))
  *   token_key(pub, psk)
  *   token_isn(pub, psk, 0x12345678, 0x0abcdef0)

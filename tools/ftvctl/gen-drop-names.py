@@ -7,7 +7,7 @@ JSON) come from here. Run it after changing the set:
 
     tools/ftvctl/gen-drop-names.py >tools/ftvctl/drop-names.h
 
-selftests/ynl_check.py fails while the file in the tree differs from what
+selftests/lib/ynl_check.py fails while the file in the tree differs from what
 this prints.
 """
 

@@ -3,7 +3,7 @@
  * ftv: an encrypted layer-3 tunnel carried in fake TCP segments.
  *
  * Generic netlink interface, family "ftv". docs/netlink/ftv.yaml is the
- * authoritative description; selftests/ynl_check.py proves that this header
+ * authoritative description; selftests/lib/ynl_check.py proves that this header
  * holds what ynl-gen-c makes of it, value for value.
  *
  * FTV_CMD_GET_DEVICE (do and dump)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A fake responder that answers a SYN and then forges responses.
 
-  ftvresp.py LOCAL_IP PORT COUNT [TIMEOUT]
+  resp_flood_responder.py LOCAL_IP PORT COUNT [TIMEOUT]
 
 Run in the responder's namespace, where nothing else answers on PORT
 (the host stack's resets are ignored by ftv). It waits for a SYN to

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Every allocation of ftv's control operations, failed one at a time.
 
-  ftvfail.py [OPERATION...]
+  faults_failnth.py [OPERATION...]
 
 Run as root in a namespace of its own, on a kernel with fault injection
 (CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC) whose

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Add and remove peers in a loop, from one process, for the selftests.
 
-  ftvchurn.py DEV COUNT
+  lifecycle_churn.py DEV COUNT
 
 Adds COUNT peers with random public keys (each with one allowed IP in
 10.99.0.0/16) to DEV and removes each right after, over generic netlink

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Open many fresh ftv connections to one peer, from one process.
 
-  ftvopen.py DEV PEER_KEY_FILE ENDPOINT_IP PORT INNER_IP COUNT
+  shape_open.py DEV PEER_KEY_FILE ENDPOINT_IP PORT INNER_IP COUNT
 
 Run in the initiator's namespace. COUNT times: remove the peer (whose
 public key is in PEER_KEY_FILE, base64) from DEV and add it back with

@@ -29,7 +29,8 @@ import tempfile
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 SPEC = os.path.join(ROOT, "docs/netlink/ftv.yaml")
 UAPI = os.path.join(ROOT, "module/uapi/linux/ftv.h")
 NETLINK_C = os.path.join(ROOT, "module/netlink.c")

@@ -4,7 +4,7 @@
 Firewall's ("How the Great Firewall of China Detects and Blocks Fully
 Encrypted Traffic", USENIX Security 2023), run over a capture.
 
-    fte.py CAPTURE.pcap [--min N] [--json]
+    shape_fte.py CAPTURE.pcap [--min N] [--json]
 
 For every TCP connection in the capture, the first segment with payload
 in each direction is judged. A connection's first data packet is exempt
@@ -123,7 +123,7 @@ def main(argv):
     try:
         first = first_payloads(args.capture)
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"fte.py: cannot read {args.capture}: {e}", file=sys.stderr)
+        print(f"shape_fte.py: cannot read {args.capture}: {e}", file=sys.stderr)
         return 2
     result = {}
     for direction in ("client", "server"):

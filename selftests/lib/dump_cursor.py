@@ -3,7 +3,7 @@
 """A dump whose cursor peer is removed between two of its messages, after
 the configuration generation has gone round 2^32.
 
-  ftvdump.py DEV PEERS PARAMS_DIR
+  dump_cursor.py DEV PEERS PARAMS_DIR
 
 Run in DEV's namespace, with the debug module (whose "generation"
 parameter, in PARAMS_DIR, sets the counter every device's generation is

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Send TCP segments built from scratch, for the ftv selftests.
 
-  sendseg.py SRC DST SPORT DPORT [flags=PA] [len=N] [seq=N] [ack=N]
+  peer_removal_sendseg.py SRC DST SPORT DPORT [flags=PA] [len=N] [seq=N] [ack=N]
              [count=N]
 
 Sends count (default 1) segments from SRC:SPORT to DST:DPORT through a raw

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Junk on a connection's tuple, as a blind attacker sends it.
 
-  ftvjunk.py SRC DST SPORT DPORT SECONDS
+  junk_send.py SRC DST SPORT DPORT SECONDS
 
 For SECONDS, sends TCP segments from SRC:SPORT to DST:DPORT with a raw
 socket as fast as it can: ACK|PSH, Linux's timestamp option, a correct

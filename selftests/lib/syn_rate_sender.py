@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """SYNs with valid tokens (ftvtoken.py), at a given rate, and their replay.
 
-  ftvsyn.py SRC DST PORT PUBKEY COUNT RATE [psk=FILE] [replay=N]
+  syn_rate_sender.py SRC DST PORT PUBKEY COUNT RATE [psk=FILE] [replay=N]
 
 Makes COUNT SYNs from SRC (IPv4) to DST:PORT, each from its own source
 port with its own token under the responder's public key PUBKEY (base64)

@@ -31,7 +31,8 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 YNL = os.path.join(ROOT, ".cache/linux-source-6.12/tools/net/ynl")
 SPEC = os.path.join(ROOT, "docs/netlink/ftv.yaml")
 

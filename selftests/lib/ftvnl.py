@@ -94,7 +94,7 @@ NLA_F_NESTED = 0x8000
 NLA_TYPE_MASK = 0x3fff
 
 UAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                    "..", "module", "uapi", "linux", "ftv.h")
+                    "..", "..", "module", "uapi", "linux", "ftv.h")
 
 
 class UsageError(Exception):

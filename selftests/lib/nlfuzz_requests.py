@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Netlink fuzzer for the ftv family, for the selftests.
 
-  ftvnlfuzz.py IFNAME SECONDS SEED
+  nlfuzz_requests.py IFNAME SECONDS SEED
 
 For SECONDS, sends random requests of the family's own commands for the
 device IFNAME (or for none, or another one): random attribute trees built
