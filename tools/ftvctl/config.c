@@ -155,8 +155,8 @@ static bool read_key(struct reader *r, const char *name, const char *value)
 		return false;
 	}
 	r->seen_keys |= 1U << i;
-	return s->parse(section == SECTION_INTERFACE ? (void *)r->dev :
-			(void *)r->peer, value, SETTING_FROM_FILE);
+	return setting_parse(s, section == SECTION_INTERFACE ? (void *)r->dev :
+			     (void *)r->peer, value, SETTING_FROM_FILE);
 }
 
 static bool read_line(struct reader *r, char *line, size_t len,

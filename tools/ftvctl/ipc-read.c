@@ -21,6 +21,7 @@
 
 #include "drop-names.h"
 #include "ipc-private.h"
+#include "settings.h"
 #include "util.h"
 
 
@@ -158,7 +159,6 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_ENDPOINT_IPV4] = { .minlen = 4, .maxlen = 4 },
 	[FTV_PEER_A_ENDPOINT_IPV6] = { .minlen = 16, .maxlen = 16 },
 	[FTV_PEER_A_ENDPOINT_PORT] = { .type = NLA_U16 },
-	[FTV_PEER_A_PERSISTENT_KEEPALIVE] = { .type = NLA_U16 },
 	[FTV_PEER_A_ALLOWEDIPS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_LAST_HANDSHAKE] = { .type = NLA_U64 },
 	[FTV_PEER_A_RX_BYTES] = { .type = NLA_U64 },
@@ -169,10 +169,8 @@ static const struct nla_policy peer_policy[FTV_PEER_A_MAX + 1] = {
 	[FTV_PEER_A_FEC_DATA] = { .type = NLA_U8 },
 	[FTV_PEER_A_FEC_REPAIR] = { .type = NLA_U8 },
 	[FTV_PEER_A_FEC_STATS] = { .type = NLA_NESTED },
-	[FTV_PEER_A_FLOWS] = { .type = NLA_U8 },
 	[FTV_PEER_A_FLOWS_UP] = { .type = NLA_U8 },
 	[FTV_PEER_A_ROTATIONS] = { .type = NLA_U64 },
-	[FTV_PEER_A_ROTATE] = { .type = NLA_U32 },
 	[FTV_PEER_A_ENDPOINTS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_RESETS] = { .type = NLA_NESTED },
 	[FTV_PEER_A_PROBE] = { .type = NLA_NESTED },
@@ -460,6 +458,31 @@ static void read_flow_counts(struct peer *peer, struct nlattr **tb)
 	}
 }
 
+/* The settings that are one number each (settings.c), each of its size
+ * or more: their policy is the table, not peer_policy.
+ */
+static int read_numbers(struct peer *peer, struct nlattr **tb)
+{
+	const struct setting_number *n;
+	size_t i;
+
+	for (i = 0; (n = setting_number(i)); i++) {
+		const struct nlattr *a = tb[n->attr];
+
+		if (!a)
+			continue;
+		if (attr_len(a) < n->size)
+			return -EBADMSG;
+		if (n->size == 1)
+			setting_number_set(n, peer, attr_u8(a));
+		else if (n->size == 2)
+			setting_number_set(n, peer, attr_u16(a));
+		else
+			setting_number_set(n, peer, attr_u32(a));
+	}
+	return 0;
+}
+
 /*
  * Only what is present is taken, so a continued peer keeps what it had.
  * A kernel that reports keys (for showconf) is believed; show never
@@ -472,11 +495,8 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 		       attr_data(tb[FTV_PEER_A_PRESHARED_KEY]), FTV_KEY_LEN);
 		peer->flags |= PEER_HAS_PRESHARED_KEY;
 	}
-	if (tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]) {
-		peer->persistent_keepalive =
-			attr_u16(tb[FTV_PEER_A_PERSISTENT_KEEPALIVE]);
-		peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
-	}
+	if (read_numbers(peer, tb))
+		return -EBADMSG;
 	if (tb[FTV_PEER_A_LAST_HANDSHAKE])
 		peer->last_handshake = attr_u64(tb[FTV_PEER_A_LAST_HANDSHAKE]);
 	if (tb[FTV_PEER_A_RX_BYTES])
@@ -486,15 +506,7 @@ static int read_peer_state(struct peer *peer, struct nlattr **tb)
 	if (tb[FTV_PEER_A_STATE])
 		peer->state = attr_u8(tb[FTV_PEER_A_STATE]);
 	read_fec(peer, tb);
-	if (tb[FTV_PEER_A_FLOWS]) {
-		peer->flows = attr_u8(tb[FTV_PEER_A_FLOWS]);
-		peer->flags |= PEER_HAS_FLOWS;
-	}
 	read_flow_counts(peer, tb);
-	if (tb[FTV_PEER_A_ROTATE]) {
-		peer->rotate = attr_u32(tb[FTV_PEER_A_ROTATE]);
-		peer->flags |= PEER_HAS_ROTATE;
-	}
 	if (tb[FTV_PEER_A_FEC_STATS] &&
 	    read_fec_stats(peer, tb[FTV_PEER_A_FEC_STATS]))
 		return -EBADMSG;

@@ -18,6 +18,7 @@
 #include <sodium.h>
 
 #include "ipc-private.h"
+#include "settings.h"
 #include "util.h"
 
 /* Room for a request without allowed IPs; each of those adds its own. */
@@ -114,6 +115,30 @@ static int put_endpoints(struct nl_msg *msg, const struct endpoint_list *eps)
 		if (put_list_entry(msg, i + 1, &eps->ep[i]))
 			return -EMSGSIZE;
 	return nest_end(msg, nest);
+}
+
+/* The peer's settings that are one number each, those it was given. */
+static int put_numbers(struct nl_msg *msg, const struct peer *peer)
+{
+	const struct setting_number *n;
+	size_t i;
+	int ret;
+
+	for (i = 0; (n = setting_number(i)); i++) {
+		uint32_t v = setting_number_get(n, peer);
+
+		if (!(peer->flags & n->has))
+			continue;
+		if (n->size == 1)
+			ret = nla_put_u8(msg, n->attr, v);
+		else if (n->size == 2)
+			ret = nla_put_u16(msg, n->attr, v);
+		else
+			ret = nla_put_u32(msg, n->attr, v);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int put_fec(struct nl_msg *msg, const struct fec *fec)
@@ -240,13 +265,8 @@ static int put_peer(struct nl_msg *msg, const struct request *req)
 		   put_endpoint(msg, &peer->endpoint)) {
 		goto nla_put_failure;
 	}
-	if (peer->flags & PEER_HAS_PERSISTENT_KEEPALIVE)
-		NLA_PUT_U16(msg, FTV_PEER_A_PERSISTENT_KEEPALIVE,
-			    peer->persistent_keepalive);
-	if (peer->flags & PEER_HAS_FLOWS)
-		NLA_PUT_U8(msg, FTV_PEER_A_FLOWS, peer->flows);
-	if (peer->flags & PEER_HAS_ROTATE)
-		NLA_PUT_U32(msg, FTV_PEER_A_ROTATE, peer->rotate);
+	if (put_numbers(msg, peer))
+		goto nla_put_failure;
 	if ((peer->flags & PEER_HAS_FEC) && put_fec(msg, &peer->fec))
 		goto nla_put_failure;
 	/* With the replace flag an empty list means "none", so send it too. */

@@ -103,7 +103,7 @@ bool parse_fwmark(uint32_t *fwmark, const char *value)
 	return true;
 }
 
-bool parse_keepalive(uint16_t *seconds, const char *value)
+bool parse_keepalive(uint32_t *seconds, const char *value)
 {
 	unsigned long n;
 
@@ -114,7 +114,7 @@ bool parse_keepalive(uint16_t *seconds, const char *value)
 	return true;
 }
 
-bool parse_flows(uint8_t *flows, const char *value)
+bool parse_flows(uint32_t *flows, const char *value)
 {
 	unsigned long n;
 

@@ -15,10 +15,10 @@
 bool parse_ifname(char name[IFNAMSIZ], const char *value);
 bool parse_port(uint16_t *port, const char *value);
 bool parse_fwmark(uint32_t *fwmark, const char *value);
-bool parse_keepalive(uint16_t *seconds, const char *value);
+bool parse_keepalive(uint32_t *seconds, const char *value);
 /* "off", "auto" or "K:M" */
 bool parse_fec(struct fec *fec, const char *value);
-bool parse_flows(uint8_t *flows, const char *value);
+bool parse_flows(uint32_t *flows, const char *value);
 /* "off", "auto" or bytes, with k, m or g for KiB, MiB or GiB */
 bool parse_rotate(uint32_t *rotate, const char *value);
 /* "on" or "off" */

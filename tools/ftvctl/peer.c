@@ -57,7 +57,7 @@ static bool peer_option(struct peer *peer, const struct peer_op *op,
 	}
 	if (!strcmp(option, "allowed-ips") && op->replaces_allowedips)
 		peer->flags |= PEER_REPLACE_ALLOWEDIPS;
-	return s->parse(peer, value, SETTING_FROM_ARG);
+	return setting_parse(s, peer, value, SETTING_FROM_ARG);
 }
 
 /* argv: peer OP DEV PUBKEY [option value]... */

@@ -26,7 +26,7 @@ static bool set_option(struct device *dev, const char *option,
 		usage(stderr);
 		return false;
 	}
-	return s->parse(dev, value, SETTING_FROM_ARG);
+	return setting_parse(s, dev, value, SETTING_FROM_ARG);
 }
 
 int set_main(int argc, char **argv)

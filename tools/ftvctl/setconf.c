@@ -16,6 +16,7 @@
 #include "ipc.h"
 #include "parse.h"
 #include "subcommands.h"
+#include "settings.h"
 #include "util.h"
 
 static void usage(FILE *out, const char *cmd)
@@ -155,34 +156,26 @@ static void fec_changes(struct peer *change, const struct peer *want,
 }
 
 /*
- * Flows, as FEC: left out of the file, the default; a kernel that reports
- * none (an older module) is only given a setting the file names.
+ * The settings that are one number each (settings.c), as FEC: left out
+ * of the file, the default; a kernel that reports one not (an older
+ * module) is only given it if the file names it.
  */
-static void flows_changes(struct peer *change, const struct peer *want,
-			  const struct peer *have)
-{
-	if (!(have->flags & PEER_HAS_FLOWS)) {
-		if (!(want->flags & PEER_HAS_FLOWS))
-			return;
-	} else if (peer_flows(want) == have->flows) {
-		return;
-	}
-	change->flows = peer_flows(want);
-	change->flags |= PEER_HAS_FLOWS;
-}
-
-/* Rotate, as flows. */
-static void rotate_changes(struct peer *change, const struct peer *want,
+static void number_changes(struct peer *change, const struct peer *want,
 			   const struct peer *have)
 {
-	if (!(have->flags & PEER_HAS_ROTATE)) {
-		if (!(want->flags & PEER_HAS_ROTATE))
-			return;
-	} else if (peer_rotate(want) == have->rotate) {
-		return;
+	const struct setting_number *n;
+	size_t i;
+
+	for (i = 0; (n = setting_number(i)); i++) {
+		if (!(have->flags & n->has)) {
+			if (!(want->flags & n->has))
+				continue;
+		} else if (setting_number_value(n, want) ==
+			   setting_number_get(n, have)) {
+			continue;
+		}
+		setting_number_set(n, change, setting_number_value(n, want));
 	}
-	change->rotate = peer_rotate(want);
-	change->flags |= PEER_HAS_ROTATE;
 }
 
 /*
@@ -231,18 +224,13 @@ static int peer_changes(struct peer *change, const struct peer *want,
 	memcpy(change->public_key, want->public_key, FTV_KEY_LEN);
 	change->flags = PEER_HAS_PUBLIC_KEY;
 	endpoint_changes(change, want, have);
-	if (want->persistent_keepalive != have->persistent_keepalive) {
-		change->persistent_keepalive = want->persistent_keepalive;
-		change->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
-	}
 	if (!same_ips) {
 		change->first_allowedip = want->first_allowedip;
 		change->last_allowedip = want->last_allowedip;
 		change->flags |= PEER_REPLACE_ALLOWEDIPS;
 	}
 	fec_changes(change, want, have);
-	flows_changes(change, want, have);
-	rotate_changes(change, want, have);
+	number_changes(change, want, have);
 	psk_changes(change, want, have, keys_reported);
 	return change->flags != PEER_HAS_PUBLIC_KEY;
 }

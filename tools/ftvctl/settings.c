@@ -5,6 +5,7 @@
  * both places, except for keys, which the command line reads from a file
  * (so that they stay out of the process list) and a file has in base64.
  */
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -98,16 +99,6 @@ static bool set_allowedips(void *obj, const char *value,
 	return parse_allowedips(obj, value);
 }
 
-static bool set_keepalive(void *obj, const char *value,
-			  enum setting_from from)
-{
-	struct peer *peer = obj;
-
-	(void)from;
-	peer->flags |= PEER_HAS_PERSISTENT_KEEPALIVE;
-	return parse_keepalive(&peer->persistent_keepalive, value);
-}
-
 static bool set_fec(void *obj, const char *value, enum setting_from from)
 {
 	struct peer *peer = obj;
@@ -115,24 +106,6 @@ static bool set_fec(void *obj, const char *value, enum setting_from from)
 	(void)from;
 	peer->flags |= PEER_HAS_FEC;
 	return parse_fec(&peer->fec, value);
-}
-
-static bool set_flows(void *obj, const char *value, enum setting_from from)
-{
-	struct peer *peer = obj;
-
-	(void)from;
-	peer->flags |= PEER_HAS_FLOWS;
-	return parse_flows(&peer->flows, value);
-}
-
-static bool set_rotate(void *obj, const char *value, enum setting_from from)
-{
-	struct peer *peer = obj;
-
-	(void)from;
-	peer->flags |= PEER_HAS_ROTATE;
-	return parse_rotate(&peer->rotate, value);
 }
 
 static void write_key(FILE *f, const char *name, const uint8_t *key)
@@ -243,15 +216,6 @@ static void write_endpoints(FILE *f, const struct setting *s,
 	}
 }
 
-static void write_keepalive(FILE *f, const struct setting *s,
-			    const void *obj)
-{
-	const struct peer *peer = obj;
-
-	if (peer->persistent_keepalive)
-		fprintf(f, "%s = %u\n", s->key, peer->persistent_keepalive);
-}
-
 static void write_fec(FILE *f, const struct setting *s, const void *obj)
 {
 	const struct peer *peer = obj;
@@ -263,49 +227,152 @@ static void write_fec(FILE *f, const struct setting *s, const void *obj)
 	}
 }
 
-static void write_flows(FILE *f, const struct setting *s, const void *obj)
+/* A number's field in @peer, as a pointer of its size. */
+static void *number_field(const struct setting_number *n,
+			  const struct peer *peer)
 {
-	const struct peer *peer = obj;
-
-	if (peer_flows(peer) != FLOWS_DEFAULT)
-		fprintf(f, "%s = %u\n", s->key, peer->flows);
+	return (char *)peer + n->offset;
 }
 
-static void write_rotate(FILE *f, const struct setting *s, const void *obj)
+uint32_t setting_number_get(const struct setting_number *n,
+			    const struct peer *peer)
 {
-	const struct peer *peer = obj;
-	char rotate[ROTATE_STRLEN];
+	const void *field = number_field(n, peer);
 
-	if (peer_rotate(peer) != ROTATE_DEFAULT) {
-		rotate_to_string(rotate, peer->rotate);
-		fprintf(f, "%s = %s\n", s->key, rotate);
+	switch (n->size) {
+	case 1:
+		return *(const uint8_t *)field;
+	case 2:
+		return *(const uint16_t *)field;
+	default:
+		return *(const uint32_t *)field;
 	}
 }
 
-static const struct setting settings[SETTING_COUNT] = {
-	{ "private-key", "PrivateKey", SETTING_DEVICE, false,
-	  set_private_key, write_private_key },
-	{ "listen-port", "ListenPort", SETTING_DEVICE, false,
-	  set_listen_port, write_listen_port },
-	{ "fwmark", "FwMark", SETTING_DEVICE, false, set_fwmark,
-	  write_fwmark },
-	{ "shape", "Shape", SETTING_DEVICE, false, set_shape, write_shape },
-	/* On the command line, the peer's key is where its name goes. */
-	{ NULL, "PublicKey", SETTING_PEER, false, set_public_key,
-	  write_public_key },
-	{ "preshared-key", "PresharedKey", SETTING_PEER, false,
-	  set_preshared_key, write_preshared_key },
-	/* Several lines add up, as several entries on one line do. */
-	{ "allowed-ips", "AllowedIPs", SETTING_PEER, true, set_allowedips,
-	  write_allowedips },
-	{ "endpoint", "Endpoint", SETTING_PEER, false, set_endpoint,
-	  write_endpoints },
-	{ "persistent-keepalive", "PersistentKeepalive", SETTING_PEER, false,
-	  set_keepalive, write_keepalive },
-	{ "fec", "FEC", SETTING_PEER, false, set_fec, write_fec },
-	{ "flows", "Flows", SETTING_PEER, false, set_flows, write_flows },
-	{ "rotate", "Rotate", SETTING_PEER, false, set_rotate, write_rotate },
+void setting_number_set(const struct setting_number *n, struct peer *peer,
+			uint32_t v)
+{
+	void *field = number_field(n, peer);
+
+	switch (n->size) {
+	case 1:
+		*(uint8_t *)field = v;
+		break;
+	case 2:
+		*(uint16_t *)field = v;
+		break;
+	default:
+		*(uint32_t *)field = v;
+	}
+	peer->flags |= n->has;
+}
+
+uint32_t setting_number_value(const struct setting_number *n,
+			      const struct peer *peer)
+{
+	return peer->flags & n->has ? setting_number_get(n, peer) : n->dflt;
+}
+
+void setting_number_format(const struct setting_number *n,
+			   char buf[SETTING_STRLEN], uint32_t v)
+{
+	if (n->format)
+		n->format(buf, v);
+	else
+		snprintf(buf, SETTING_STRLEN, "%u", v);
+}
+
+static bool set_number(void *obj, const struct setting_number *n,
+		       const char *value)
+{
+	uint32_t v;
+
+	if (!n->parse(&v, value))
+		return false;
+	setting_number_set(n, obj, v);
+	return true;
+}
+
+/* Written when not the default, which a file leaves out. */
+static void write_number(FILE *f, const struct setting *s, const void *obj)
+{
+	uint32_t v = setting_number_value(s->number, obj);
+	char buf[SETTING_STRLEN];
+
+	if (v == s->number->dflt)
+		return;
+	setting_number_format(s->number, buf, v);
+	fprintf(f, "%s = %s\n", s->key, buf);
+}
+
+static void format_rotate(char buf[SETTING_STRLEN], uint32_t v)
+{
+	rotate_to_string(buf, v);
+}
+
+/* "auto" and "off" are words in JSON too; a budget is its bytes. */
+static bool rotate_json_string(uint32_t v)
+{
+	return v == FTV_ROTATE_AUTO || v == FTV_ROTATE_OFF;
+}
+
+/* Where a number lives in struct peer, and its size (the attribute's). */
+#define PEER_FIELD(f) \
+	.offset = offsetof(struct peer, f), .size = sizeof(((struct peer *)0)->f)
+
+/* show.c prints keepalive and flows itself (flows with its counts). */
+static const struct setting_number numbers[] = {
+	{ .attr = FTV_PEER_A_PERSISTENT_KEEPALIVE,
+	  PEER_FIELD(persistent_keepalive),
+	  .has = PEER_HAS_PERSISTENT_KEEPALIVE, .dflt = 0,
+	  .parse = parse_keepalive },
+	{ .attr = FTV_PEER_A_FLOWS, PEER_FIELD(flows), .has = PEER_HAS_FLOWS,
+	  .dflt = FLOWS_DEFAULT, .parse = parse_flows },
+	{ .attr = FTV_PEER_A_ROTATE, PEER_FIELD(rotate), .has = PEER_HAS_ROTATE,
+	  .dflt = ROTATE_DEFAULT, .parse = parse_rotate,
+	  .format = format_rotate, .show = "rotate",
+	  .json_string = rotate_json_string },
 };
+
+#define NUMBER_COUNT (sizeof(numbers) / sizeof(numbers[0]))
+
+const struct setting_number *setting_number(size_t i)
+{
+	return i < NUMBER_COUNT ? &numbers[i] : NULL;
+}
+
+#define ROW(w, k, o, p, wr) \
+	{ .word = (w), .key = (k), .of = (o), .parse = (p), .write = (wr) }
+#define NUMBER_ROW(w, k, i) \
+	{ .word = (w), .key = (k), .of = SETTING_PEER, .write = write_number, \
+	  .number = &numbers[i] }
+
+static const struct setting settings[] = {
+	ROW("private-key", "PrivateKey", SETTING_DEVICE, set_private_key,
+	    write_private_key),
+	ROW("listen-port", "ListenPort", SETTING_DEVICE, set_listen_port,
+	    write_listen_port),
+	ROW("fwmark", "FwMark", SETTING_DEVICE, set_fwmark, write_fwmark),
+	ROW("shape", "Shape", SETTING_DEVICE, set_shape, write_shape),
+	/* On the command line, the peer's key is where its name goes. */
+	ROW(NULL, "PublicKey", SETTING_PEER, set_public_key, write_public_key),
+	ROW("preshared-key", "PresharedKey", SETTING_PEER, set_preshared_key,
+	    write_preshared_key),
+	/* Several lines add up, as several entries on one line do. */
+	{ .word = "allowed-ips", .key = "AllowedIPs", .of = SETTING_PEER,
+	  .repeatable = true, .parse = set_allowedips,
+	  .write = write_allowedips },
+	ROW("endpoint", "Endpoint", SETTING_PEER, set_endpoint, write_endpoints),
+	NUMBER_ROW("persistent-keepalive", "PersistentKeepalive", 0),
+	ROW("fec", "FEC", SETTING_PEER, set_fec, write_fec),
+	NUMBER_ROW("flows", "Flows", 1),
+	NUMBER_ROW("rotate", "Rotate", 2),
+};
+
+#define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
+
+/* config.c marks the keys a section has given in a 32-bit mask. */
+_Static_assert(SETTING_COUNT <= 32, "a setting's index is a bit of a mask");
 
 const struct setting *setting_by_word(enum setting_of of, const char *word)
 {
@@ -331,6 +398,14 @@ const struct setting *setting_by_key(const char *key)
 size_t setting_index(const struct setting *s)
 {
 	return (size_t)(s - settings);
+}
+
+bool setting_parse(const struct setting *s, void *obj, const char *value,
+		   enum setting_from from)
+{
+	if (s->number)
+		return set_number(obj, s->number, value);
+	return s->parse(obj, value, from);
 }
 
 void settings_write(FILE *f, enum setting_of of, const void *obj)

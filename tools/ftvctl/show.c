@@ -12,6 +12,7 @@
 #include "encoding.h"
 #include "ipc.h"
 #include "parse.h"
+#include "settings.h"
 #include "show.h"
 #include "subcommands.h"
 #include "util.h"
@@ -136,15 +137,23 @@ static void print_flows_text(const struct peer *peer)
 	printf("\n");
 }
 
-/* "rotate: 12k" or "rotate: off"; said only when not the default, auto. */
-static void print_rotate_text(const struct peer *peer)
+/* "rotate: 12k": the settings of one number that show.c does not print
+ * itself, each when known and not the default.
+ */
+static void print_numbers_text(const struct peer *peer)
 {
-	char rotate[ROTATE_STRLEN];
+	const struct setting_number *n;
+	char buf[SETTING_STRLEN];
+	size_t i;
 
-	if (!(peer->flags & PEER_HAS_ROTATE) || peer->rotate == ROTATE_DEFAULT)
-		return;
-	rotate_to_string(rotate, peer->rotate);
-	printf("  rotate: %s\n", rotate);
+	for (i = 0; (n = setting_number(i)); i++) {
+		uint32_t v = setting_number_get(n, peer);
+
+		if (!n->show || !(peer->flags & n->has) || v == n->dflt)
+			continue;
+		setting_number_format(n, buf, v);
+		printf("  %s: %s\n", n->show, buf);
+	}
 }
 
 /* "fec: auto (16:2 now, loss 0.8 %), 1234 repair sent, 56 rebuilt, ..." */
@@ -246,7 +255,7 @@ static void print_peer_text(const struct peer *peer)
 		       peer->persistent_keepalive == 1 ? "" : "s");
 	print_fec_text(peer);
 	print_flows_text(peer);
-	print_rotate_text(peer);
+	print_numbers_text(peer);
 	print_drops_text(&peer->drops);
 	print_resets_text(peer);
 }
@@ -470,19 +479,33 @@ static void print_fec_json(const struct peer *peer)
 }
 
 /*
- * "auto" or "off" as strings, a byte budget as a number; null from a
- * module that does not report it.
+ * The same in JSON, always: a number, or a string where the setting
+ * spells it as a word (rotate's "auto" and "off"); null from a module
+ * that does not report it.
  */
-static void print_rotate_json(const struct peer *peer)
+static void print_numbers_json(const struct peer *peer)
 {
-	if (!(peer->flags & PEER_HAS_ROTATE))
-		out_lit(", \"rotate\": null");
-	else if (peer->rotate == FTV_ROTATE_AUTO)
-		out_lit(", \"rotate\": \"auto\"");
-	else if (peer->rotate == FTV_ROTATE_OFF)
-		out_lit(", \"rotate\": \"off\"");
-	else
-		out_field(false, "rotate", peer->rotate);
+	const struct setting_number *n;
+	char buf[SETTING_STRLEN];
+	size_t i;
+
+	for (i = 0; (n = setting_number(i)); i++) {
+		uint32_t v = setting_number_get(n, peer);
+
+		if (!n->show)
+			continue;
+		if (!(peer->flags & n->has)) {
+			out_field_or_null(n->show, false, 0);
+		} else if (n->json_string && n->json_string(v)) {
+			setting_number_format(n, buf, v);
+			out_lit(", \"");
+			out(n->show);
+			out_lit("\": ");
+			out_json_string(buf);
+		} else {
+			out_field(false, n->show, v);
+		}
+	}
 }
 
 /*
@@ -554,7 +577,7 @@ static void print_peer_json(const struct peer *peer)
 			  peer->flows_up);
 	out_field_or_null("rotations", peer->flags & PEER_HAS_ROTATIONS,
 			  peer->rotations);
-	print_rotate_json(peer);
+	print_numbers_json(peer);
 	print_resets_json(peer);
 	out(peer->next ? "},\n" : "}\n");
 	line_flush();

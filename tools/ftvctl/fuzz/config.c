@@ -16,6 +16,7 @@
 
 #include "../config.h"
 #include "../containers.h"
+#include "../settings.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +43,20 @@ static bool key_same(bool has_a, const uint8_t *a, bool has_b,
 	return !memcmp(has_a ? a : zero, has_b ? b : zero, FTV_KEY_LEN);
 }
 
+/* The settings of one number each, as a file gives them: a value or
+ * the default.
+ */
+static bool numbers_same(const struct peer *a, const struct peer *b)
+{
+	const struct setting_number *n;
+	size_t i;
+
+	for (i = 0; (n = setting_number(i)); i++)
+		if (setting_number_value(n, a) != setting_number_value(n, b))
+			return false;
+	return true;
+}
+
 static bool peer_same(const struct peer *a, const struct peer *b)
 {
 	bool ep_a = a->flags & PEER_HAS_ENDPOINT;
@@ -56,10 +71,7 @@ static bool peer_same(const struct peer *a, const struct peer *b)
 				   a->endpoints : NULL,
 				   b->flags & PEER_HAS_ENDPOINTS ?
 				   b->endpoints : NULL) &&
-	       a->persistent_keepalive == b->persistent_keepalive &&
-	       fec_equal(peer_fec(a), peer_fec(b)) &&
-	       peer_flows(a) == peer_flows(b) &&
-	       peer_rotate(a) == peer_rotate(b) &&
+	       fec_equal(peer_fec(a), peer_fec(b)) && numbers_same(a, b) &&
 	       peer_allowedips_equal(a, b) == 1;
 }
 
