@@ -331,7 +331,7 @@ static struct ftv_conn *make_responder(struct ftv_device *fdev,
 /*
  * Debug builds let a test have the handshake worker wait, up to this
  * long, for a join's SYN held between finding its token and taking it
- * (conn.c, join_take_delay_ms) before it installs a session: what a
+ * (connect.c, join_take_delay_ms) before it installs a session: what a
  * join may meet published in between is then made to happen.
  */
 static unsigned int handshake_hold_ms;
