@@ -13,13 +13,26 @@ _ftvctl_peers()
 	ftvctl show "$1" 2>/dev/null | awk '/^peer: / { print $2 }'
 }
 
+# The options of `ftvctl $1` (set or peer), or with $2 the values to offer
+# for that option, as ftvctl's settings table declares them; "@file" means
+# a file name.
+_ftvctl_settings()
+{
+	local values
+	values=$(ftvctl --complete "$@" 2>/dev/null) || return
+	if [[ $values == @file ]]; then
+		_filedir
+	else
+		mapfile -t COMPREPLY < <(compgen -W "$values" -- "$cur")
+	fi
+}
+
 _ftvctl()
 {
 	local cur prev words cword
 	_init_completion || return
 
 	local commands="show showconf set setconf syncconf peer monitor probe genkey genpsk pubkey help"
-	local peer_options="endpoint allowed-ips preshared-key persistent-keepalive fec flows rotate"
 
 	if ((cword == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
@@ -60,11 +73,9 @@ _ftvctl()
 		if ((cword == 2)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_interfaces)" -- "$cur")
 		elif ((cword % 2 == 1)); then
-			mapfile -t COMPREPLY < <(compgen -W "private-key listen-port fwmark shape" -- "$cur")
-		elif [[ $prev == private-key ]]; then
-			_filedir
-		elif [[ $prev == shape ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "on off" -- "$cur")
+			_ftvctl_settings set
+		else
+			_ftvctl_settings set "$prev"
 		fi
 		;;
 	peer)
@@ -77,19 +88,9 @@ _ftvctl()
 				mapfile -t COMPREPLY < <(compgen -W "$(_ftvctl_peers "${words[3]}")" -- "$cur")
 		elif [[ ${words[2]} != del ]]; then
 			if ((cword % 2 == 1)); then
-				mapfile -t COMPREPLY < <(compgen -W "$peer_options" -- "$cur")
-			elif [[ $prev == preshared-key ]]; then
-				_filedir
-			elif [[ $prev == persistent-keepalive ]]; then
-				mapfile -t COMPREPLY < <(compgen -W "off 25" -- "$cur")
-			elif [[ $prev == fec ]]; then
-				# K:M is any ratio; these are examples of it.
-				mapfile -t COMPREPLY < <(compgen -W "off auto 16:2 8:2" -- "$cur")
-			elif [[ $prev == flows ]]; then
-				mapfile -t COMPREPLY < <(compgen -W "1 2 3 4 5 6 7 8" -- "$cur")
-			elif [[ $prev == rotate ]]; then
-				# A byte budget is any size; these are examples of it.
-				mapfile -t COMPREPLY < <(compgen -W "off auto 12k 1m" -- "$cur")
+				_ftvctl_settings peer
+			else
+				_ftvctl_settings peer "$prev"
 			fi
 		fi
 		;;

@@ -174,39 +174,6 @@ bool endpoint_list_equal(const struct endpoint_list *a,
 	return true;
 }
 
-uint8_t peer_flows(const struct peer *peer)
-{
-	return peer->flags & PEER_HAS_FLOWS ? peer->flows : FLOWS_DEFAULT;
-}
-
-uint32_t peer_rotate(const struct peer *peer)
-{
-	return peer->flags & PEER_HAS_ROTATE ? peer->rotate : ROTATE_DEFAULT;
-}
-
-void rotate_to_string(char buf[ROTATE_STRLEN], uint32_t rotate)
-{
-	static const char suffixes[] = "kmg";
-	int i = 0;
-
-	if (rotate == FTV_ROTATE_OFF) {
-		strcpy(buf, "off");
-		return;
-	}
-	if (rotate == FTV_ROTATE_AUTO) {
-		strcpy(buf, "auto");
-		return;
-	}
-	while (rotate >= 1024 && !(rotate % 1024) && suffixes[i]) {
-		rotate /= 1024;
-		i++;
-	}
-	if (i)
-		snprintf(buf, ROTATE_STRLEN, "%u%c", rotate, suffixes[i - 1]);
-	else
-		snprintf(buf, ROTATE_STRLEN, "%u", rotate);
-}
-
 struct fec peer_fec(const struct peer *peer)
 {
 	return peer->flags & PEER_HAS_FEC ? peer->fec : FEC_DEFAULT;

@@ -67,11 +67,6 @@ enum {
 /* The rotate setting of a peer that was never given one. */
 #define ROTATE_DEFAULT FTV_ROTATE_AUTO
 
-/* "off", "auto", "12k" or up to 10 digits, a suffix as far as the
- * compiler knows, and a NUL
- */
-#define ROTATE_STRLEN 12
-
 /* Forward error correction: a setting, and what it does now. */
 struct fec {
 	uint8_t mode;		/* enum ftv_fec_mode */
@@ -201,12 +196,6 @@ struct fec peer_fec(const struct peer *peer);
 bool fec_equal(struct fec a, struct fec b);
 /* "off", "auto" or "K:M" */
 void fec_to_string(char buf[FEC_STRLEN], struct fec fec);
-/* The flows of @peer: the ones it was given, or FLOWS_DEFAULT. */
-uint8_t peer_flows(const struct peer *peer);
-/* The rotate setting of @peer: the one it was given, or ROTATE_DEFAULT. */
-uint32_t peer_rotate(const struct peer *peer);
-/* "off", "auto", or the bytes with the largest k, m or g that divides them */
-void rotate_to_string(char buf[ROTATE_STRLEN], uint32_t rotate);
 /*
  * Whether two peers route the same prefixes, in any order, host bits
  * ignored as the kernel ignores them. Returns -ENOMEM, or 1 or 0.

@@ -75,6 +75,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "--complete"))
+		return complete_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("%s %s\n", PROG_NAME, FTV_VERSION);
 		return 0;

@@ -31,8 +31,8 @@
  * strtoul() alone would also take signs, leading blanks and, with base 0,
  * octal; none of those belong in a port or a mark.
  */
-static bool parse_ulong(unsigned long *out, const char *s, int base,
-			unsigned long max)
+bool parse_ulong(unsigned long *out, const char *s, int base,
+		 unsigned long max)
 {
 	char *end;
 
@@ -57,21 +57,15 @@ bool parse_ifname(char name[IFNAMSIZ], const char *value)
 	return true;
 }
 
-enum {
-	ALLOW_OFF = 1 << 0,	/* "off" stands for 0 */
-	ALLOW_HEX = 1 << 1,	/* 0x... */
-};
-
-/* On failure says that @value is not @what. */
-static bool parse_setting(unsigned long *n, const char *value,
-			  unsigned long max, int allow, const char *what)
+bool parse_number(unsigned long *n, const char *value, unsigned long max,
+		  int allow, const char *what)
 {
 	bool ok;
 
 	*n = 0;
-	if ((allow & ALLOW_OFF) && !strcmp(value, "off"))
+	if ((allow & PARSE_OFF) && !strcmp(value, "off"))
 		return true;
-	if ((allow & ALLOW_HEX) && value[0] == '0' &&
+	if ((allow & PARSE_HEX) && value[0] == '0' &&
 	    (value[1] == 'x' || value[1] == 'X'))
 		ok = parse_ulong(n, value + 2, 16, max);
 	else
@@ -85,7 +79,7 @@ bool parse_port(uint16_t *port, const char *value)
 {
 	unsigned long n;
 
-	if (!parse_setting(&n, value, UINT16_MAX, 0,
+	if (!parse_number(&n, value, UINT16_MAX, 0,
 			   "a port number (0 to 65535)"))
 		return false;
 	*port = n;
@@ -96,81 +90,11 @@ bool parse_fwmark(uint32_t *fwmark, const char *value)
 {
 	unsigned long n;
 
-	if (!parse_setting(&n, value, UINT32_MAX, ALLOW_OFF | ALLOW_HEX,
+	if (!parse_number(&n, value, UINT32_MAX, PARSE_OFF | PARSE_HEX,
 			   "a firewall mark (a 32-bit number, 0x for hex, or \"off\")"))
 		return false;
 	*fwmark = n;
 	return true;
-}
-
-bool parse_keepalive(uint32_t *seconds, const char *value)
-{
-	unsigned long n;
-
-	if (!parse_setting(&n, value, UINT16_MAX, ALLOW_OFF,
-			   "a keepalive interval (0 to 65535 seconds, or \"off\")"))
-		return false;
-	*seconds = n;
-	return true;
-}
-
-bool parse_flows(uint32_t *flows, const char *value)
-{
-	unsigned long n;
-
-	if (!parse_ulong(&n, value, 10, FTV_MAX_FLOWS) || !n) {
-		print_error("'%s' is not a number of flows (1 to %d)", value,
-			    FTV_MAX_FLOWS);
-		return false;
-	}
-	*flows = n;
-	return true;
-}
-
-/*
- * "off", "auto", or a byte budget: decimal digits and maybe k, m or g (or
- * K, M, G), which multiply by 1024, 1024^2, 1024^3.
- */
-bool parse_rotate(uint32_t *rotate, const char *value)
-{
-	static const char suffixes[] = "kmg";
-	size_t len = strlen(value);
-	unsigned int shift = 0;
-	const char *suffix;
-	unsigned long n;
-	char buf[24];
-
-	if (!strcmp(value, "off")) {
-		*rotate = FTV_ROTATE_OFF;
-		return true;
-	}
-	if (!strcmp(value, "auto")) {
-		*rotate = FTV_ROTATE_AUTO;
-		return true;
-	}
-	suffix = len ? strchr(suffixes, tolower((unsigned char)value[len - 1]))
-		     : NULL;
-	if (suffix && *suffix) {
-		shift = 10 * (suffix - suffixes + 1);
-		len--;
-	}
-	if (!len || len >= sizeof(buf))
-		goto bad;
-	memcpy(buf, value, len);
-	buf[len] = '\0';
-	if (!parse_ulong(&n, buf, 10, ULONG_MAX))
-		goto bad;
-	if (n > FTV_ROTATE_MAX >> shift || n << shift < FTV_ROTATE_MIN) {
-		print_error("rotate '%s': a budget must be %d bytes (4k) to %u (1g)",
-			    value, FTV_ROTATE_MIN, FTV_ROTATE_MAX);
-		return false;
-	}
-	*rotate = n << shift;
-	return true;
-bad:
-	print_error("'%s' is not a rotate setting (off, auto, or a budget in bytes, with k, m or g for KiB, MiB or GiB)",
-		    value);
-	return false;
 }
 
 /* Whether @value is "K:M", two decimal numbers. */

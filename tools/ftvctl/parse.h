@@ -12,15 +12,28 @@
 
 #include "containers.h"
 
+/* Digits alone (no sign, blank or base prefix) in @base, up to @max;
+ * prints nothing.
+ */
+bool parse_ulong(unsigned long *out, const char *s, int base,
+		 unsigned long max);
+
+enum {
+	PARSE_OFF = 1 << 0,	/* "off" stands for 0 */
+	PARSE_HEX = 1 << 1,	/* 0x... */
+};
+
+/* A decimal number up to @max, or what @allow adds; if not, says that
+ * @value is not @what ("a port number (0 to 65535)").
+ */
+bool parse_number(unsigned long *n, const char *value, unsigned long max,
+		  int allow, const char *what);
+
 bool parse_ifname(char name[IFNAMSIZ], const char *value);
 bool parse_port(uint16_t *port, const char *value);
 bool parse_fwmark(uint32_t *fwmark, const char *value);
-bool parse_keepalive(uint32_t *seconds, const char *value);
 /* "off", "auto" or "K:M" */
 bool parse_fec(struct fec *fec, const char *value);
-bool parse_flows(uint32_t *flows, const char *value);
-/* "off", "auto" or bytes, with k, m or g for KiB, MiB or GiB */
-bool parse_rotate(uint32_t *rotate, const char *value);
 /* "on" or "off" */
 bool parse_shape(bool *shape, const char *value);
 bool parse_endpoint(union endpoint *ep, const char *value);

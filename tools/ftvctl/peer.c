@@ -25,12 +25,13 @@ static const struct peer_op peer_ops[] = {
 
 static void usage(FILE *out)
 {
+	int col;
+
+	col = fprintf(out, "Usage: %s peer add <interface> <public-key>",
+		      PROG_NAME);
+	settings_usage(out, SETTING_PEER, col, 11);
 	fprintf(out,
-		"Usage: %1$s peer add <interface> <public-key> [endpoint <host>:<port>[,...]]\n"
-		"           [allowed-ips <cidr>[,<cidr>...]] [preshared-key <file>]\n"
-		"           [persistent-keepalive <seconds> | off] [fec off | auto | <K>:<M>]\n"
-		"           [flows <1-8>] [rotate off | auto | <bytes>[k|m|g]]\n"
-		"       %1$s peer set <interface> <public-key> [the options of add]\n"
+		"\n       %1$s peer set <interface> <public-key> [the options of add]\n"
 		"       %1$s peer del <interface> <public-key>\n",
 		PROG_NAME);
 }

@@ -45,6 +45,7 @@
 
 #include "encoding.h"
 #include "probe-judge.h"
+#include "settings.h"
 
 uint64_t pad_total(const struct pad_result *pad)
 {
@@ -915,7 +916,7 @@ static void print_size(uint64_t bytes)
 static void print_end(const struct probe_report *r)
 {
 	char args[PROBE_ARGS_LEN], key[KEY_B64_LEN + 1], fec[FEC_STRLEN];
-	char rotate[ROTATE_STRLEN];
+	char rotate[SETTING_STRLEN];
 
 	printf("took %.1f s and ", r->seconds);
 	print_size(r->bytes);
@@ -941,7 +942,8 @@ static void print_end(const struct probe_report *r)
 	if (r->rec_mtu || r->rec_shape)
 		return;
 	fec_to_string(fec, r->fec);
-	rotate_to_string(rotate, r->rotate);
+	setting_number_format(setting_number_of(FTV_PEER_A_ROTATE), rotate,
+			      r->rotate);
 	printf("%s; keep: flows %u, fec %s, rotate %s\n",
 	       r->n_verdicts ? "no setting here answers what was found" :
 	       "nothing found", r->flows, fec, rotate);

@@ -39,6 +39,7 @@
 #include "ipc.h"
 #include "parse.h"
 #include "probe-judge.h"
+#include "settings.h"
 #include "subcommands.h"
 #include "util.h"
 
@@ -230,9 +231,9 @@ static void take_settings(struct run *run, const struct device *dev,
 {
 	struct probe_report *r = &run->r;
 
-	r->flows = peer_flows(peer);
+	r->flows = peer_number(peer, FTV_PEER_A_FLOWS);
 	r->fec = peer_fec(peer);
-	r->rotate = peer_rotate(peer);
+	r->rotate = peer_number(peer, FTV_PEER_A_ROTATE);
 	/* A peer with an empty list only answers; a module without lists
 	 * is taken to dial.
 	 */

@@ -11,9 +11,10 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: %s set <interface> [private-key <file>] [listen-port <port>] [fwmark <mark>]\n"
-		"           [shape on|off]\n",
-		PROG_NAME);
+	int col = fprintf(out, "Usage: %s set <interface>", PROG_NAME);
+
+	settings_usage(out, SETTING_DEVICE, col, 11);
+	fprintf(out, "\n");
 }
 
 static bool set_option(struct device *dev, const char *option,

@@ -5,6 +5,8 @@
  * both places, except for keys, which the command line reads from a file
  * (so that they stay out of the process list) and a file has in base64.
  */
+#include <ctype.h>
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
@@ -305,9 +307,103 @@ static void write_number(FILE *f, const struct setting *s, const void *obj)
 	fprintf(f, "%s = %s\n", s->key, buf);
 }
 
-static void format_rotate(char buf[SETTING_STRLEN], uint32_t v)
+/* The parsers and formatters of the numbers' rows. */
+
+static bool parse_keepalive(uint32_t *seconds, const char *value)
 {
-	rotate_to_string(buf, v);
+	unsigned long n;
+
+	if (!parse_number(&n, value, UINT16_MAX, PARSE_OFF,
+			   "a keepalive interval (0 to 65535 seconds, or \"off\")"))
+		return false;
+	*seconds = n;
+	return true;
+}
+
+static bool parse_flows(uint32_t *flows, const char *value)
+{
+	unsigned long n;
+
+	if (!parse_ulong(&n, value, 10, FTV_MAX_FLOWS) || !n) {
+		print_error("'%s' is not a number of flows (1 to %d)", value,
+			    FTV_MAX_FLOWS);
+		return false;
+	}
+	*flows = n;
+	return true;
+}
+
+/*
+ * "off", "auto", or a byte budget: decimal digits and maybe k, m or g (or
+ * K, M, G), which multiply by 1024, 1024^2, 1024^3.
+ */
+static bool parse_rotate(uint32_t *rotate, const char *value)
+{
+	static const char suffixes[] = "kmg";
+	size_t len = strlen(value);
+	unsigned int shift = 0;
+	const char *suffix;
+	unsigned long n;
+	char buf[24];
+
+	if (!strcmp(value, "off")) {
+		*rotate = FTV_ROTATE_OFF;
+		return true;
+	}
+	if (!strcmp(value, "auto")) {
+		*rotate = FTV_ROTATE_AUTO;
+		return true;
+	}
+	suffix = len ? strchr(suffixes, tolower((unsigned char)value[len - 1]))
+		     : NULL;
+	if (suffix && *suffix) {
+		shift = 10 * (suffix - suffixes + 1);
+		len--;
+	}
+	if (!len || len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	if (!parse_ulong(&n, buf, 10, ULONG_MAX))
+		goto bad;
+	if (n > FTV_ROTATE_MAX >> shift || n << shift < FTV_ROTATE_MIN) {
+		print_error("rotate '%s': a budget must be %d bytes (4k) to %u (1g)",
+			    value, FTV_ROTATE_MIN, FTV_ROTATE_MAX);
+		return false;
+	}
+	*rotate = n << shift;
+	return true;
+bad:
+	print_error("'%s' is not a rotate setting (off, auto, or a budget in bytes, with k, m or g for KiB, MiB or GiB)",
+		    value);
+	return false;
+}
+
+
+/* "off", "auto", or the bytes with the largest k, m or g that divides
+ * them
+ */
+static void format_rotate(char buf[SETTING_STRLEN], uint32_t rotate)
+{
+	static const char suffixes[] = "kmg";
+	int i = 0;
+
+	if (rotate == FTV_ROTATE_OFF) {
+		strcpy(buf, "off");
+		return;
+	}
+	if (rotate == FTV_ROTATE_AUTO) {
+		strcpy(buf, "auto");
+		return;
+	}
+	while (rotate >= 1024 && !(rotate % 1024) && suffixes[i]) {
+		rotate /= 1024;
+		i++;
+	}
+	if (i)
+		snprintf(buf, SETTING_STRLEN, "%u%c", rotate, suffixes[i - 1]);
+	else
+		snprintf(buf, SETTING_STRLEN, "%u", rotate);
 }
 
 /* "auto" and "off" are words in JSON too; a budget is its bytes. */
@@ -341,32 +437,58 @@ const struct setting_number *setting_number(size_t i)
 	return i < NUMBER_COUNT ? &numbers[i] : NULL;
 }
 
-#define ROW(w, k, o, p, wr) \
-	{ .word = (w), .key = (k), .of = (o), .parse = (p), .write = (wr) }
-#define NUMBER_ROW(w, k, i) \
-	{ .word = (w), .key = (k), .of = SETTING_PEER, .write = write_number, \
-	  .number = &numbers[i] }
+const struct setting_number *setting_number_of(uint16_t attr)
+{
+	size_t i;
 
+	for (i = 0; i < NUMBER_COUNT; i++)
+		if (numbers[i].attr == attr)
+			return &numbers[i];
+	return NULL;
+}
+
+uint32_t peer_number(const struct peer *peer, uint16_t attr)
+{
+	return setting_number_value(setting_number_of(attr), peer);
+}
+
+#define ROW(w, k, o, p, wr, syn, val) \
+	{ .word = (w), .key = (k), .of = (o), .parse = (p), .write = (wr), \
+	  .syntax = (syn), .values = (val) }
+#define NUMBER_ROW(w, k, i, syn, val) \
+	{ .word = (w), .key = (k), .of = SETTING_PEER, .write = write_number, \
+	  .number = &numbers[i], .syntax = (syn), .values = (val) }
+
+/* The values offered to complete a fec or rotate are examples: K:M is
+ * any ratio and a budget any size.
+ */
 static const struct setting settings[] = {
 	ROW("private-key", "PrivateKey", SETTING_DEVICE, set_private_key,
-	    write_private_key),
+	    write_private_key, "<file>", "@file"),
 	ROW("listen-port", "ListenPort", SETTING_DEVICE, set_listen_port,
-	    write_listen_port),
-	ROW("fwmark", "FwMark", SETTING_DEVICE, set_fwmark, write_fwmark),
-	ROW("shape", "Shape", SETTING_DEVICE, set_shape, write_shape),
+	    write_listen_port, "<port>", NULL),
+	ROW("fwmark", "FwMark", SETTING_DEVICE, set_fwmark, write_fwmark,
+	    "<mark>", NULL),
+	ROW("shape", "Shape", SETTING_DEVICE, set_shape, write_shape,
+	    "on|off", "on off"),
 	/* On the command line, the peer's key is where its name goes. */
-	ROW(NULL, "PublicKey", SETTING_PEER, set_public_key, write_public_key),
+	ROW(NULL, "PublicKey", SETTING_PEER, set_public_key, write_public_key,
+	    NULL, NULL),
 	ROW("preshared-key", "PresharedKey", SETTING_PEER, set_preshared_key,
-	    write_preshared_key),
+	    write_preshared_key, "<file>", "@file"),
 	/* Several lines add up, as several entries on one line do. */
 	{ .word = "allowed-ips", .key = "AllowedIPs", .of = SETTING_PEER,
 	  .repeatable = true, .parse = set_allowedips,
-	  .write = write_allowedips },
-	ROW("endpoint", "Endpoint", SETTING_PEER, set_endpoint, write_endpoints),
-	NUMBER_ROW("persistent-keepalive", "PersistentKeepalive", 0),
-	ROW("fec", "FEC", SETTING_PEER, set_fec, write_fec),
-	NUMBER_ROW("flows", "Flows", 1),
-	NUMBER_ROW("rotate", "Rotate", 2),
+	  .write = write_allowedips, .syntax = "<cidr>[,<cidr>...]" },
+	ROW("endpoint", "Endpoint", SETTING_PEER, set_endpoint, write_endpoints,
+	    "<host>:<port>[,...]", NULL),
+	NUMBER_ROW("persistent-keepalive", "PersistentKeepalive", 0,
+		   "<seconds> | off", "off 25"),
+	ROW("fec", "FEC", SETTING_PEER, set_fec, write_fec,
+	    "off | auto | <K>:<M>", "off auto 16:2 8:2"),
+	NUMBER_ROW("flows", "Flows", 1, "<1-8>", "1 2 3 4 5 6 7 8"),
+	NUMBER_ROW("rotate", "Rotate", 2, "off | auto | <bytes>[k|m|g]",
+		   "off auto 12k 1m"),
 };
 
 #define SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
@@ -415,4 +537,48 @@ void settings_write(FILE *f, enum setting_of of, const void *obj)
 	for (i = 0; i < SETTING_COUNT; i++)
 		if (settings[i].of == of && settings[i].write)
 			settings[i].write(f, &settings[i], obj);
+}
+
+/* Usage lines end before this column. */
+#define USAGE_WIDTH 79
+
+void settings_usage(FILE *out, enum setting_of of, size_t col, size_t indent)
+{
+	size_t i, len;
+
+	for (i = 0; i < SETTING_COUNT; i++) {
+		if (settings[i].of != of || !settings[i].word)
+			continue;
+		/* " [" word " " syntax "]" */
+		len = 4 + strlen(settings[i].word) + strlen(settings[i].syntax);
+		if (col + len > USAGE_WIDTH) {
+			fprintf(out, "\n%*s", (int)indent - 1, "");
+			col = indent - 1;
+		}
+		fprintf(out, " [%s %s]", settings[i].word, settings[i].syntax);
+		col += len;
+	}
+}
+
+bool settings_complete(FILE *out, enum setting_of of, const char *word)
+{
+	const struct setting *s;
+	const char *sep = "";
+	size_t i;
+
+	if (word) {
+		s = setting_by_word(of, word);
+		if (!s)
+			return false;
+		fprintf(out, "%s\n", s->values ? s->values : "");
+		return true;
+	}
+	for (i = 0; i < SETTING_COUNT; i++) {
+		if (settings[i].of == of && settings[i].word) {
+			fprintf(out, "%s%s", sep, settings[i].word);
+			sep = " ";
+		}
+	}
+	fprintf(out, "\n");
+	return true;
 }

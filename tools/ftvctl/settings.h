@@ -69,6 +69,12 @@ struct setting {
 	void (*write)(FILE *f, const struct setting *s, const void *obj);
 	/* A number: then @parse and @write are the table's own. */
 	const struct setting_number *number;
+	/* Its value as the usage line spells it ("<1-8>"). */
+	const char *syntax;
+	/* What completion offers for its value, separated by spaces
+	 * ("@file": a file name); NULL: nothing, it is the user's to type
+	 */
+	const char *values;
 };
 
 /* The one whose option is @word, or NULL. */
@@ -82,11 +88,26 @@ bool setting_parse(const struct setting *s, void *obj, const char *value,
 		   enum setting_from from);
 /* The lines of @obj's settings, in the table's order. */
 void settings_write(FILE *f, enum setting_of of, const void *obj);
+/* " [word syntax]" for each of @of's options, @col being where the
+ * cursor is on the line: lines are broken before 80 columns and go on
+ * @indent columns in.
+ */
+void settings_usage(FILE *out, enum setting_of of, size_t col, size_t indent);
+/* One line: @of's option words, or with @word the values completion
+ * offers for that option's value; false if there is no such option.
+ */
+bool settings_complete(FILE *out, enum setting_of of, const char *word);
 /* Its place in the table: below 32, a bit in a mask. */
 size_t setting_index(const struct setting *s);
 
 /* The @i-th peer setting that is a number, or NULL past the last. */
 const struct setting_number *setting_number(size_t i);
+/* The one of attribute @attr (FTV_PEER_A_*), or NULL. */
+const struct setting_number *setting_number_of(uint16_t attr);
+/* The number of attribute @attr that @peer was given, or its default;
+ * @attr must be a row's.
+ */
+uint32_t peer_number(const struct peer *peer, uint16_t attr);
 /* Its field in @peer, given or not. */
 uint32_t setting_number_get(const struct setting_number *n,
 			    const struct peer *peer);

@@ -14,5 +14,7 @@ int peer_main(int argc, char **argv);
 int genkey_main(int argc, char **argv);
 int genpsk_main(int argc, char **argv);
 int pubkey_main(int argc, char **argv);
+/* Not a subcommand: "ftvctl --complete", for the bash completion. */
+int complete_main(int argc, char **argv);
 
 #endif

@@ -156,8 +156,13 @@ else
 	ktap_skip "systemd-analyze verify: ftv-quick@.service" "no systemd-analyze"
 fi
 
-if [ -r /usr/share/bash-completion/bash_completion ]; then
-	bash -c '
+# ftvctl's completion asks ftvctl (--complete) for the options of set and
+# peer and for their values: the one built beside this script.
+if [ ! -x "$TOOLS/ftvctl/ftvctl" ]; then
+	echo "# no $TOOLS/ftvctl/ftvctl: build it first"
+	ktap_fail "bash completion: commands and options"
+elif [ -r /usr/share/bash-completion/bash_completion ]; then
+	PATH="$TOOLS/ftvctl:$PATH" bash -c '
 		. /usr/share/bash-completion/bash_completion
 		. "$1/completion/ftvctl.bash"
 		. "$1/completion/ftv-quick.bash"

@@ -158,6 +158,24 @@ expect_fail "probe: interface name too long" "is not an interface name" \
 "$FTVCTL" probe --help | grep -q "^Usage: ftvctl probe <interface> <public-key> \[--json\] \[--quick\] \[--apply\]$"
 ktap_rc $? "probe --help: usage on stdout, exit 0"
 
+# The usage lines and the completion come from one table: every option
+# completion offers is in the usage, and the lines fit 80 columns.
+usage_lists_options() {
+	local cmd=$1 usage word
+	usage=$("$FTVCTL" "$cmd" --help) || return 1
+	for word in $("$FTVCTL" --complete "$cmd"); do
+		grep -qF "[$word " <<<"$usage" || { echo "# $cmd: no $word"; return 1; }
+	done
+	awk 'length > 79 { long = 1 } END { exit long }' <<<"$usage"
+}
+usage_lists_options set && usage_lists_options peer &&
+	[ "$("$FTVCTL" --complete peer | wc -w)" -ge 7 ] &&
+	[ "$("$FTVCTL" --complete peer flows)" = "1 2 3 4 5 6 7 8" ] &&
+	[ "$("$FTVCTL" --complete set private-key)" = "@file" ]
+ktap_rc $? "usage and --complete: the same options, from the table"
+expect_fail "--complete: an option that is not one" "peer has no option 'mtu'" \
+	-- --complete peer mtu
+
 if [ -d /sys/module/ftv ]; then
 	ktap_skip "not loaded: message" "the module is loaded"
 else

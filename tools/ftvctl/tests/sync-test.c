@@ -61,7 +61,8 @@ static void print_peer(const char *cmd, const struct peer *peer)
 	if (peer->flags & PEER_HAS_FLOWS)
 		printf(" flows=%u", peer->flows);
 	if (peer->flags & PEER_HAS_ROTATE) {
-		rotate_to_string(buf, peer->rotate);
+		setting_number_format(setting_number_of(FTV_PEER_A_ROTATE),
+				      buf, peer->rotate);
 		printf(" rotate=%s", buf);
 	}
 	if (peer->flags & PEER_REPLACE_ALLOWEDIPS)
@@ -111,8 +112,8 @@ int ipc_get_devices(struct device **devices, const char *ifname)
 		dev->flags |= DEVICE_HAS_SHAPE;
 		for (peer = dev->first_peer; peer; peer = peer->next) {
 			peer->fec = peer_fec(peer);
-			peer->flows = peer_flows(peer);
-			peer->rotate = peer_rotate(peer);
+			peer->flows = peer_number(peer, FTV_PEER_A_FLOWS);
+			peer->rotate = peer_number(peer, FTV_PEER_A_ROTATE);
 			peer->flags |= PEER_HAS_FEC | PEER_HAS_FLOWS |
 				       PEER_HAS_ROTATE;
 			report_list(peer);
