@@ -88,6 +88,17 @@ static inline unsigned int ftv_compat_max_backlog(void)
 	from_timer(var, callback_timer, timer_fieldname)
 #endif
 
+/* 6.17 added WQ_PERCPU, the default a workqueue without WQ_UNBOUND had
+ * always had; later kernels (7.3 does) warn at alloc_workqueue() about
+ * one that names neither. It is an enum, so the version says whether it
+ * is there (some 6.12 stable kernels have it too, and do not warn).
+ */
+#if KERNEL_VERSION(6, 17, 0) <= LINUX_VERSION_CODE
+#define FTV_WQ_PERCPU WQ_PERCPU
+#else
+#define FTV_WQ_PERCPU 0
+#endif
+
 /* 6.15 packed rtnl_link_ops::newlink()'s arguments into a struct. */
 #if KERNEL_VERSION(6, 15, 0) > LINUX_VERSION_CODE
 #define COMPAT_NEWLINK_TAKES_ATTRS

@@ -401,8 +401,8 @@ bool ftv_crypt_queue_submit(struct ftv_crypt_queue *queue,
  */
 int __init ftv_queue_init(void)
 {
-	crypt_wq = alloc_workqueue("ftv-crypt", WQ_CPU_INTENSIVE |
-				   WQ_MEM_RECLAIM, 0);
+	crypt_wq = alloc_workqueue("ftv-crypt", FTV_WQ_PERCPU |
+				   WQ_CPU_INTENSIVE | WQ_MEM_RECLAIM, 0);
 	return crypt_wq ? 0 : -ENOMEM;
 }
 
