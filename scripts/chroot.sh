@@ -173,9 +173,11 @@ setup()
 }
 
 # What the arm64 root holds: the tools the core selftests drive, and what
-# ftvctl builds with (it is built there, under emulation).
+# ftvctl builds with (it is built there, under emulation). debootstrap
+# does not resolve virtual packages: python3-cryptography's
+# python3-cffi-backend-api-* come from python3-cffi-backend, named here.
 ARM64_VERSION=1
-ARM64_TOOLS=python3-cryptography,iproute2,iputils-ping,iperf3,tcpdump,nftables,conntrack,kmod,procps,python3,ethtool,netcat-openbsd,util-linux,busybox-static,gcc,make,libc6-dev,pkg-config,libnl-3-dev,libnl-genl-3-dev,libsodium-dev
+ARM64_TOOLS=python3-cryptography,python3-cffi-backend,iproute2,iputils-ping,iperf3,tcpdump,nftables,conntrack,kmod,procps,python3,ethtool,netcat-openbsd,util-linux,busybox-static,gcc,make,libc6-dev,pkg-config,libnl-3-dev,libnl-genl-3-dev,libsodium-dev
 
 # Running arm64 programs here (debootstrap's second stage, ftvctl's
 # build) takes qemu-user through binfmt_misc.
