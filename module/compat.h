@@ -99,6 +99,14 @@ static inline unsigned int ftv_compat_max_backlog(void)
 #define FTV_WQ_PERCPU 0
 #endif
 
+/* 6.17 named the per-CPU system workqueue system_percpu_wq; later
+ * kernels (7.3 does) log each work queued on system_wq as deprecated.
+ * The tree uses the new name.
+ */
+#if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
+#define system_percpu_wq system_wq
+#endif
+
 /* 6.15 packed rtnl_link_ops::newlink()'s arguments into a struct. */
 #if KERNEL_VERSION(6, 15, 0) > LINUX_VERSION_CODE
 #define COMPAT_NEWLINK_TAKES_ATTRS

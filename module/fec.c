@@ -1098,7 +1098,7 @@ void ftv_fec_rebuild(struct ftv_fec_conn *fc, bool live, u64 counter,
 		if (live && !fc->alloc_queued && READ_ONCE(fc->peer_has_fec) &&
 		    setting_of(fc).mode != FTV_FEC_OFF) {
 			fc->alloc_queued = true;
-			queue_work(system_wq, &fc->alloc_work);
+			queue_work(system_percpu_wq, &fc->alloc_work);
 		}
 		return;
 	}

@@ -320,7 +320,7 @@ static void probe_pad_start_locked(struct ftv_probe *probe, u32 index,
 	probe->pad_credit = 0;
 	probe->pad_at = ktime_get();
 	if (!probe->stopped)
-		mod_delayed_work(system_wq, &probe->pad_work, 0);
+		mod_delayed_work(system_percpu_wq, &probe->pad_work, 0);
 }
 
 /* The padding an ask may have, all of it or none, and the pad it
