@@ -86,6 +86,8 @@ enum ftv_conn_state {
  * @queued: segments (repair messages included) the sender chose this
  *	connection for and that have not left yet (flow.c)
  * @heard_at: jiffies when an authenticated segment last came on it
+ * @idle_asked_at: responder: jiffies when its join was last asked about
+ *	for having heard nothing while the rest of its session did (flow.c)
  * @probed_at: jiffies of the first keepalive that asked the peer to
  *	report data waiting on it since @reported_since (flow.c)
  * @heard_ip: ftv_segment_ip_mark() of the last authenticated segment
@@ -134,6 +136,8 @@ enum ftv_conn_state {
  * @created: jiffies at creation, for timeouts
  * @retired_until: jiffies after which a retired connection's keys go
  * @linger_until: jiffies after which a lingering connection is freed
+ * @gone_told: initiator: jiffies (| 1) when a retired join last told the
+ *	responder again that it is gone (connect.c), 0 before
  * @keys_work: frees the keys of a retired connection after a grace period
  * @free_work: frees the connection after an RCU grace period
  */
@@ -166,6 +170,7 @@ struct ftv_conn {
 	u32 join_index;
 	atomic_t queued;
 	unsigned long heard_at;
+	unsigned long idle_asked_at;
 	unsigned long probed_at;
 	u32 heard_ip;
 	u64 rx_sealed;
@@ -194,6 +199,7 @@ struct ftv_conn {
 	unsigned long created;
 	unsigned long retired_until;
 	unsigned long linger_until;
+	unsigned long gone_told;
 	struct rcu_work keys_work;
 	struct rcu_work free_work;
 };

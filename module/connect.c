@@ -1067,5 +1067,31 @@ void ftv_conn_probe_join_up(struct ftv_conn *conn)
 	if (!retired)
 		return;
 	ftv_probe_join_up(&conn->peer->probe, conn->join_index);
-	ftv_control_send_join_gone(conn, conn->join_index);
+	ftv_control_send_join_gone_here(conn);
+}
+
+/**
+ * ftv_conn_join_gone_again - the responder still sends on a join this end
+ *	gave up
+ * @conn: the initiator's retired join a sealed message just opened on,
+ *	under RCU
+ *
+ * The JOIN_GONE that told of it was lost, or is on its way: it goes again
+ * on the join itself, which carried the peer's message, at most once per
+ * FTV_JOIN_RETELL_MS. Otherwise the responder would count the join up,
+ * against its cap, and send on it, until the session ends.
+ */
+void ftv_conn_join_gone_again(struct ftv_conn *conn)
+{
+	unsigned long now = jiffies, last = READ_ONCE(conn->gone_told);
+
+	if (!conn->is_initiator || !conn->join_index)
+		return;
+	if (last && time_before(now, last +
+				msecs_to_jiffies(FTV_JOIN_RETELL_MS)))
+		return;
+	/* One of the CPUs that open on it at once tells. */
+	if (cmpxchg(&conn->gone_told, last, now | 1) != last)
+		return;
+	ftv_control_send_join_gone_here(conn);
 }

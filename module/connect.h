@@ -24,6 +24,7 @@ bool ftv_conn_join_take(struct ftv_device *fdev, const struct ftv_segment *seg);
 void ftv_conn_join_up(struct ftv_conn *conn, u8 flags, u32 ack);
 void ftv_conn_join_opened(struct ftv_conn *conn);
 void ftv_conn_join_gone(struct ftv_conn *conn, u32 index);
+void ftv_conn_join_gone_again(struct ftv_conn *conn);
 void ftv_conn_stalled(struct ftv_conn *conn);
 void ftv_conn_spent(struct ftv_conn *conn);
 #ifdef DEBUG

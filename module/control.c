@@ -25,8 +25,10 @@
 #include "send.h"
 #include "session.h"
 
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/skbuff.h>
+#include <linux/sysfs.h>
 
 /*
  * A sealed message that carries no packet: @len bytes of plaintext, then
@@ -197,6 +199,69 @@ static void send_control(struct ftv_conn *about, struct sk_buff *skb)
 	ftv_send_message(via, skb, false);
 }
 
+#ifdef DEBUG
+/*
+ * Debug builds let a test lose the next this many JOIN_GONEs, as a censor
+ * that drops the connection one went on loses it: the responder must
+ * still hear that the join is gone (connect.c, ftv_conn_join_gone_again()).
+ */
+static atomic_t join_gone_lose = ATOMIC_INIT(0);
+
+static int join_gone_lose_set(const char *val, const struct kernel_param *kp)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n < 0)
+		return -EINVAL;
+	atomic_set(&join_gone_lose, n);
+	return 0;
+}
+
+static int join_gone_lose_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&join_gone_lose));
+}
+
+static const struct kernel_param_ops join_gone_lose_ops = {
+	.set = join_gone_lose_set,
+	.get = join_gone_lose_get,
+};
+module_param_cb(join_gone_lose, &join_gone_lose_ops, NULL, 0644);
+MODULE_PARM_DESC(join_gone_lose, "Lose the next this many JOIN_GONEs");
+
+static bool debug_join_gone_lost(u32 index)
+{
+	if (atomic_add_unless(&join_gone_lose, -1, 0)) {
+		pr_debug("JOIN_GONE for join %u lost (debug)\n", index);
+		return true;
+	}
+	return false;
+}
+#else
+static inline bool debug_join_gone_lost(u32 index)
+{
+	return false;
+}
+#endif
+
+/* A JOIN_GONE naming the join numbered @index, or NULL. */
+static struct sk_buff *build_join_gone(u32 index)
+{
+	struct ftv_msg_join_gone *msg;
+	struct sk_buff *skb;
+
+	if (debug_join_gone_lost(index))
+		return NULL;
+	msg = alloc_padded(sizeof(*msg), &skb);
+	if (unlikely(!msg))
+		return NULL;
+	msg->type = FTV_CONTROL_JOIN_GONE;
+	msg->index = cpu_to_le32(index);
+	return skb;
+}
+
 /**
  * ftv_control_send_join_gone - tell the responder that a join was given up
  * @about: a connection of the session, under RCU: the initiator's join,
@@ -208,15 +273,27 @@ static void send_control(struct ftv_conn *about, struct sk_buff *skb)
  */
 void ftv_control_send_join_gone(struct ftv_conn *about, u32 index)
 {
-	struct ftv_msg_join_gone *msg;
-	struct sk_buff *skb;
+	struct sk_buff *skb = build_join_gone(index);
 
-	msg = alloc_padded(sizeof(*msg), &skb);
-	if (unlikely(!msg))
-		return;
-	msg->type = FTV_CONTROL_JOIN_GONE;
-	msg->index = cpu_to_le32(index);
-	send_control(about, skb);
+	if (likely(skb))
+		send_control(about, skb);
+}
+
+/**
+ * ftv_control_send_join_gone_here - tell the responder on the join itself
+ * @join: the initiator's join, retired, under RCU: one the peer's last
+ *	message just came on, so that it carries both ways
+ *
+ * A JOIN_GONE on another connection is lost if a censor drops that one
+ * (a join it blocked after its opening looks up to the initiator until
+ * data on it goes unanswered, and is the least loaded meanwhile).
+ */
+void ftv_control_send_join_gone_here(struct ftv_conn *join)
+{
+	struct sk_buff *skb = build_join_gone(join->join_index);
+
+	if (likely(skb))
+		ftv_send_message(join, skb, false);
 }
 
 /**

@@ -35,6 +35,7 @@ void ftv_control_send_ask(struct ftv_conn *conn);
 void ftv_control_send_session_keepalive(struct ftv_conn *conn);
 void ftv_control_send_opening(struct ftv_conn *conn);
 void ftv_control_send_join_gone(struct ftv_conn *about, u32 index);
+void ftv_control_send_join_gone_here(struct ftv_conn *join);
 void ftv_control_send_budget(struct ftv_conn *conn);
 void ftv_control_send_probe_tell(struct ftv_conn *conn,
 				 const struct ftv_msg_probe_tell *tell);

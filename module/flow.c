@@ -438,6 +438,7 @@ void ftv_flow_established(struct ftv_conn *conn)
 	WRITE_ONCE(conn->rcv_start, ftv_faketcp_rcv_nxt(&conn->rcv));
 	WRITE_ONCE(conn->rx_auth_start, READ_ONCE(conn->rx_auth));
 	WRITE_ONCE(conn->heard_at, jiffies);
+	WRITE_ONCE(conn->idle_asked_at, jiffies);
 	WRITE_ONCE(conn->reported_since, jiffies);
 	if (!conn->is_initiator)
 		WRITE_ONCE(conn->budget, READ_ONCE(conn->peer->budget_told));
@@ -662,6 +663,32 @@ static void flow_check_speak(struct ftv_conn *c, bool reports,
 		ftv_control_send_keepalive(c);
 }
 
+/* The responder asks about each join of @s that has heard nothing for
+ * FTV_FLOW_IDLE_ASK_MS while another connection of the session heard
+ * something since (@heard, the latest), once per that time: a JOIN_GONE
+ * lost on its way would otherwise leave a join the initiator gave up
+ * counted up here, and chosen, until the session ends. Nothing is asked
+ * while the peer is silent on all of them.
+ */
+static void flow_ask_idle(struct ftv_session *s, unsigned long heard,
+			  unsigned long now)
+{
+	unsigned long idle = msecs_to_jiffies(FTV_FLOW_IDLE_ASK_MS);
+	struct ftv_conn *c;
+	unsigned int i;
+
+	for (i = 0; i < FTV_SESSION_FLOWS; i++) {
+		c = rcu_dereference_bh(s->up[i]);
+		if (!c || c->is_initiator || !c->join_index ||
+		    !time_after(heard, READ_ONCE(c->heard_at) + idle) ||
+		    !time_after(now, READ_ONCE(c->idle_asked_at) + idle) ||
+		    !ftv_flow_may_send(c, 0))
+			continue;
+		WRITE_ONCE(c->idle_asked_at, now);
+		ftv_control_send_ask(c);
+	}
+}
+
 /**
  * ftv_flow_check - the session's look at its connections
  * @timer: the session's flow_timer
@@ -680,6 +707,7 @@ void ftv_flow_check(struct timer_list *timer)
 	 */
 	bool reports = READ_ONCE(s->peer_reports);
 	bool watched = false, late;
+	unsigned long heard = now - MAX_JIFFY_OFFSET / 2;
 
 	late = time_after(now, READ_ONCE(s->checked_at) +
 			  msecs_to_jiffies(FTV_FLOW_CHECK_LATE_MS));
@@ -691,6 +719,8 @@ void ftv_flow_check(struct timer_list *timer)
 			continue;
 		c_any = c;
 		watched |= flow_watched(c);
+		if (time_after(READ_ONCE(c->heard_at), heard))
+			heard = READ_ONCE(c->heard_at);
 		/* The peer's last data may have come past a loss. */
 		if (ftv_faketcp_rcv_expire(&c->rcv, now))
 			WRITE_ONCE(c->owes, true);
@@ -709,6 +739,7 @@ void ftv_flow_check(struct timer_list *timer)
 		flow_check_speak(c, reports, now, wait);
 	}
 	flow_give_up_stalled(s, stalled, n, up, now);
+	flow_ask_idle(s, heard, now);
 	/* A join wanted and held back to keep to the peer's rate. */
 	if (READ_ONCE(s->joins_deferred) && c_any) {
 		WRITE_ONCE(s->joins_deferred, false);

@@ -23,6 +23,13 @@ enum ftv_flow_limits {
 	 * connection of its session is answered, is stalled.
 	 */
 	FTV_FLOW_STALL_MIN_MS = 200,
+	/* A responder's join on which nothing came for this long, while
+	 * the peer spoke on another connection of the session, is asked
+	 * about, as often: a live one answers, and one the initiator gave
+	 * up tells again that it is gone (its JOIN_GONE may have been
+	 * lost).
+	 */
+	FTV_FLOW_IDLE_ASK_MS = 1000,
 	/* A check this late says our own CPU was held up, not the path:
 	 * no connection is judged on it.
 	 */

@@ -283,6 +283,10 @@ enum ftv_session_limits {
 	 * come by then is given up.
 	 */
 	FTV_JOIN_TIMEOUT_MS = 3000,
+	/* A retired join the peer still sends on tells it again that it
+	 * is gone at most this often (connect.c).
+	 */
+	FTV_JOIN_RETELL_MS = 200,
 	/* A gap in a session's counters, with a join up, is waited for
 	 * this long before what came after it is delivered (reorder.c).
 	 */

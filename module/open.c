@@ -417,6 +417,8 @@ static bool accept_segment(struct ftv_conn *conn, struct sk_buff *skb,
 		ftv_peer_confirm(peer, conn);
 	if (unlikely(READ_ONCE(conn->state) == FTV_CONN_JOIN_RECEIVED))
 		ftv_conn_join_up(conn, cb->rx.flags, cb->rx.ack);
+	else if (unlikely(READ_ONCE(conn->state) == FTV_CONN_RETIRED))
+		ftv_conn_join_gone_again(conn);
 	else if (unlikely(READ_ONCE(conn->answer_due) &&
 			  READ_ONCE(conn->opening)))
 		ftv_conn_probe_join_up(conn);
